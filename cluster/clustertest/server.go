@@ -1,0 +1,270 @@
+package clustertest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Persistence selects how a server keeps its data across a restart.
+type Persistence int
+
+const (
+	// NoPersistence: no RDB snapshots, no AOF. A restarted server is empty.
+	NoPersistence Persistence = iota
+	// AOFAlways: appendonly yes, appendfsync always. Nothing acknowledged is lost.
+	AOFAlways
+	// AOFEverySec: appendonly yes, appendfsync everysec.
+	AOFEverySec
+)
+
+func (p Persistence) args() []string {
+	switch p {
+	case AOFAlways:
+		return []string{"--appendonly", "yes", "--appendfsync", "always"}
+	case AOFEverySec:
+		return []string{"--appendonly", "yes", "--appendfsync", "everysec"}
+	default:
+		return []string{"--appendonly", "no"}
+	}
+}
+
+// Server is one redis-server process on 127.0.0.1.
+type Server struct {
+	Addr string // "127.0.0.1:port"
+	Port int
+	Dir  string // working directory (AOF and logs)
+
+	binary string
+
+	mu          sync.Mutex
+	cmd         *exec.Cmd
+	exited      chan struct{}
+	persistence Persistence
+	paused      bool
+}
+
+// URL returns the server's redis:// URL.
+func (s *Server) URL() string { return "redis://" + s.Addr }
+
+// StartServer starts one redis-server with the given persistence and stops
+// it when the test ends.
+func StartServer(t testing.TB, p Persistence) *Server {
+	t.Helper()
+	bin, err := binary()
+	if err != nil {
+		t.Fatalf("clustertest: %v", err)
+	}
+	dir, err := os.MkdirTemp("", "quorumlock-clustertest-")
+	if err != nil {
+		t.Fatalf("clustertest: %v", err)
+	}
+	s := &Server{Dir: dir, binary: bin, persistence: p}
+	t.Cleanup(func() {
+		s.Stop()
+		_ = os.RemoveAll(dir)
+	})
+	var lastErr error
+	for range 5 { // a free port can be taken between probe and bind: try again
+		port, err := freePort()
+		if err != nil {
+			t.Fatalf("clustertest: %v", err)
+		}
+		s.Port, s.Addr = port, net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		if lastErr = s.start(); lastErr == nil {
+			return s
+		}
+	}
+	t.Fatalf("clustertest: start redis-server: %v", lastErr)
+	return nil
+}
+
+func binary() (string, error) {
+	if b := os.Getenv("QUORUMLOCK_REDIS_SERVER"); b != "" {
+		return b, nil
+	}
+	b, err := exec.LookPath("redis-server")
+	if err != nil {
+		return "", fmt.Errorf("redis-server not found on PATH (install Debian's redis-server, or run `make test`): %w", err)
+	}
+	return b, nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// start launches the process and waits until it answers PING.
+func (s *Server) start() error {
+	args := []string{
+		"--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1",
+		"--dir", s.Dir, "--save", "", "--daemonize", "no",
+		"--logfile", filepath.Join(s.Dir, "redis.log"),
+	}
+	args = append(args, s.persistence.args()...)
+	cmd := exec.Command(s.binary, args...)
+	cmd.Args[0] = "redis-server" // Redis picks its mode from argv[0]
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	s.mu.Lock()
+	s.cmd, s.exited, s.paused = cmd, exited, false
+	s.mu.Unlock()
+
+	c := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	defer c.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		select {
+		case <-exited:
+			log, _ := os.ReadFile(filepath.Join(s.Dir, "redis.log"))
+			return fmt.Errorf("redis-server on %s exited during start-up: %s", s.Addr, tail(log, 400))
+		default:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		err := c.Ping(ctx).Err()
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			s.Stop()
+			return fmt.Errorf("redis-server on %s did not answer PING within 10s: %w", s.Addr, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func tail(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}
+
+func (s *Server) signal(sig syscall.Signal) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil || s.cmd.Process == nil {
+		return errors.New("clustertest: server is not running")
+	}
+	return syscall.Kill(s.cmd.Process.Pid, sig)
+}
+
+// Pause stops the process with SIGSTOP. Its socket keeps accepting bytes;
+// queued commands run on Resume.
+func (s *Server) Pause() error {
+	if err := s.signal(syscall.SIGSTOP); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.paused = true
+	s.mu.Unlock()
+	return nil
+}
+
+// Resume continues a paused process with SIGCONT.
+func (s *Server) Resume() error {
+	if err := s.signal(syscall.SIGCONT); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.paused = false
+	s.mu.Unlock()
+	return nil
+}
+
+// Kill ends the process with SIGKILL and waits for it to exit.
+func (s *Server) Kill() error {
+	s.mu.Lock()
+	cmd, exited := s.cmd, s.exited
+	s.mu.Unlock()
+	if cmd == nil {
+		return errors.New("clustertest: server is not running")
+	}
+	_ = syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
+	<-exited
+	s.mu.Lock()
+	s.cmd = nil
+	s.mu.Unlock()
+	return nil
+}
+
+// Restart kills the process (if running) and starts it again on the same
+// port with persistence p. With NoPersistence it comes back empty.
+func (s *Server) Restart(p Persistence) error {
+	if s.Running() {
+		if err := s.Kill(); err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	s.persistence = p
+	s.mu.Unlock()
+	var err error
+	for range 50 { // the port may linger for a moment after SIGKILL
+		if err = s.start(); err == nil {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return err
+}
+
+// Running reports whether the process is alive (paused counts as alive).
+func (s *Server) Running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return false
+	}
+	select {
+	case <-s.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// Stop kills the process if it is running. It is safe to call twice.
+func (s *Server) Stop() {
+	if !s.Running() {
+		return
+	}
+	_ = s.Kill()
+}
+
+// Client returns a go-redis client for this server, closed when the test ends.
+// With no options it uses fail-fast settings (ContextTimeoutEnabled, short
+// timeouts); pass opts to override.
+func (s *Server) Client(t testing.TB, opts ...func(*redis.Options)) *redis.Client {
+	t.Helper()
+	o := &redis.Options{
+		Addr: s.Addr, ContextTimeoutEnabled: true,
+		DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second,
+	}
+	for _, f := range opts {
+		f(o)
+	}
+	c := redis.NewClient(o)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
