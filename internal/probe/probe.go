@@ -1,0 +1,103 @@
+package probe
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Info is what one probe learned about a master.
+type Info struct {
+	Version     string
+	RunID       string
+	Uptime      time.Duration
+	AOF         bool   // appendonly yes
+	AppendFsync string // "always", "everysec", "no", or "" when CONFIG GET is refused
+	RDBSaves    string // the save setting, "" when none or unknown
+	DELEX       bool   // the server has DELEX (Redis ≥ 8.4)
+	Epoch       string // the quorumlock epoch marker, "" when absent
+	ServerTime  time.Time
+	// Latency is the round trip of the probe; ClockOffset is the master's TIME
+	// minus the local clock at the midpoint of that round trip.
+	Latency     time.Duration
+	ClockOffset time.Duration
+}
+
+// Durable reports whether the master loses nothing acknowledged when its
+// process is killed: appendonly yes with appendfsync always.
+func (i Info) Durable() bool { return i.AOF && i.AppendFsync == "always" }
+
+// Master probes rdb. epochKey is the marker's key. CONFIG GET may be refused
+// (managed Redis renames it): AppendFsync and RDBSaves are then "" and the
+// master counts as not durable.
+func Master(ctx context.Context, rdb redis.UniversalClient, epochKey string) (Info, error) {
+	var info Info
+	start := time.Now()
+	pipe := rdb.Pipeline()
+	infoCmd := pipe.Info(ctx, "server", "persistence")
+	fsyncCmd := pipe.ConfigGet(ctx, "appendfsync")
+	saveCmd := pipe.ConfigGet(ctx, "save")
+	delexCmd := pipe.Do(ctx, "COMMAND", "INFO", "DELEX")
+	epochCmd := pipe.Get(ctx, epochKey)
+	timeCmd := pipe.Time(ctx)
+	_, _ = pipe.Exec(ctx)
+	end := time.Now()
+	info.Latency = end.Sub(start)
+
+	if err := infoCmd.Err(); err != nil {
+		return info, fmt.Errorf("INFO: %w", err)
+	}
+	fields := parseInfo(infoCmd.Val())
+	info.Version, info.RunID = fields["redis_version"], fields["run_id"]
+	if info.RunID == "" {
+		return info, errors.New("INFO server has no run_id")
+	}
+	up, err := strconv.ParseInt(fields["uptime_in_seconds"], 10, 64)
+	if err != nil {
+		return info, fmt.Errorf("INFO server uptime_in_seconds %q: %w", fields["uptime_in_seconds"], err)
+	}
+	info.Uptime = time.Duration(up) * time.Second
+	info.AOF = fields["aof_enabled"] == "1"
+	if v, err := fsyncCmd.Result(); err == nil {
+		info.AppendFsync = v["appendfsync"]
+	}
+	if v, err := saveCmd.Result(); err == nil {
+		info.RDBSaves = v["save"]
+	}
+	if v, err := delexCmd.Slice(); err == nil && len(v) == 1 {
+		info.DELEX = v[0] != nil // COMMAND INFO answers nil for an unknown command
+	}
+	switch v, err := epochCmd.Result(); {
+	case err == nil:
+		info.Epoch = v
+	case !errors.Is(err, redis.Nil):
+		return info, fmt.Errorf("GET epoch: %w", err)
+	}
+	if t, err := timeCmd.Result(); err == nil {
+		info.ServerTime = t
+		info.ClockOffset = t.Sub(start.Add(info.Latency / 2))
+	}
+	return info, nil
+}
+
+// parseInfo reads INFO's "field:value" lines.
+func parseInfo(s string) map[string]string {
+	out := make(map[string]string)
+	sc := bufio.NewScanner(strings.NewReader(s))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			out[k] = v
+		}
+	}
+	return out
+}

@@ -1,0 +1,209 @@
+package redlock
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// sendRelease is the owner-checked delete of one key on one master; it
+// answers 1 when the key was value's and is now gone, 0 otherwise. It also
+// wakes the key's waiters.
+func sendRelease(key, value string) func(context.Context, *master) (int64, error) {
+	return func(ctx context.Context, m *master) (int64, error) {
+		res, err := releaseBatch(ctx, m, []string{key}, []string{value})
+		if err != nil {
+			return 0, err
+		}
+		return res[0], nil
+	}
+}
+
+func releaseBatch(ctx context.Context, m *master, keys, values []string) ([]int64, error) {
+	args := make([]any, 0, len(values)+1)
+	for _, v := range values {
+		args = append(args, v)
+	}
+	args = append(args, ChannelPrefix)
+	res, err := releaseScript.Run(ctx, m.rdb, keys, args...).Int64Slice()
+	if err == nil && len(res) != len(keys) {
+		err = fmt.Errorf("release script answered %d results for %d keys", len(res), len(keys))
+	}
+	return res, err
+}
+
+// fate tells a cleaner what became of the command that may have left a key:
+// known is false while it has not returned; mayExist says whether the key may
+// exist; settled says that no command of ours that could create it can still
+// be waiting in the master's socket, so one "0" answer ends the cleanup.
+type fate func() (known, mayExist, settled bool)
+
+// settleWindow is how long a cleaner keeps checking, after the master first
+// answered, for a key whose creating command may still be queued. A stalled
+// master runs what sat in its sockets (including connections still in its
+// accept backlog) within its first event-loop turns after it resumes.
+const settleWindow = time.Second
+
+// cleanEntry is one key a cleaner must remove from its master.
+type cleanEntry struct {
+	key, value string
+	fate       fate
+	horizon    time.Time // give up (the key expires by its TTL) after this
+	firstZero  time.Time // when the master first answered "not there"
+}
+
+// cleaner removes, in the background, the keys that failed attempts and
+// unanswered releases may have left on one master. One goroutine per master
+// at most, and one round trip per tick for all its keys, however many
+// attempts failed: a stalled master costs bounded work.
+type cleaner struct {
+	c *Client
+	m *master
+
+	mu      sync.Mutex
+	pending map[[2]string]*cleanEntry
+	running bool
+	kick    chan struct{}
+}
+
+func newCleaner(c *Client, m *master) *cleaner {
+	return &cleaner{c: c, m: m, pending: make(map[[2]string]*cleanEntry), kick: make(chan struct{}, 1)}
+}
+
+// add schedules key (holding value) for removal.
+func (cl *cleaner) add(key, value string, f fate, horizon time.Time) {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	cl.pending[[2]string{key, value}] = &cleanEntry{key: key, value: value, fate: f, horizon: horizon}
+	select {
+	case cl.kick <- struct{}{}:
+	default:
+	}
+	if !cl.running {
+		cl.running = cl.c.goBackground(cl.run)
+	}
+}
+
+// maxCleanBatch bounds the keys one cleanup script handles.
+const maxCleanBatch = 256
+
+func (cl *cleaner) run() {
+	wait := 10 * time.Millisecond
+	for {
+		batch := cl.due()
+		if batch == nil {
+			return
+		}
+		keys, values := make([]string, len(batch)), make([]string, len(batch))
+		for i, e := range batch {
+			keys[i], values[i] = e.key, e.value
+		}
+		timeout := cl.c.masterTimeout(0)
+		r := startRound(context.Background(), cl.c, []int{cl.m.index}, timeout,
+			func(ctx context.Context, m *master) ([]int64, error) { return releaseBatch(ctx, m, keys, values) })
+		rep, ok, _ := r.next(context.Background())
+		r.stop()
+		cl.settle(batch, rep.val, ok && rep.err == nil)
+
+		t := cl.c.cfg.clock.NewTimer(wait)
+		select {
+		case <-cl.c.closing:
+			t.Stop()
+			return
+		case <-cl.kick:
+			t.Stop()
+			wait = 10 * time.Millisecond
+		case <-t.C():
+			wait = min(wait*2, time.Second)
+		}
+	}
+}
+
+// due drops what needs no more work and returns up to maxCleanBatch entries
+// to check now; nil (and the worker stops) when nothing is pending.
+func (cl *cleaner) due() []*cleanEntry {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	now := cl.c.cfg.clock.Now()
+	var batch []*cleanEntry
+	for k, e := range cl.pending {
+		if known, mayExist, _ := e.fate(); known && !mayExist {
+			delete(cl.pending, k)
+			continue
+		}
+		if !now.Before(e.horizon) {
+			cl.c.cfg.logger.Warn("redlock: gave up removing a key; it expires by its TTL", "key", e.key, "master", cl.m.addr)
+			delete(cl.pending, k)
+			continue
+		}
+		if len(batch) < maxCleanBatch {
+			batch = append(batch, e)
+		}
+	}
+	if len(cl.pending) == 0 {
+		cl.running = false
+		return nil
+	}
+	return batch
+}
+
+// settle applies the master's answers to batch.
+func (cl *cleaner) settle(batch []*cleanEntry, deleted []int64, answered bool) {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	now := cl.c.cfg.clock.Now()
+	for i, e := range batch {
+		k := [2]string{e.key, e.value}
+		if !answered {
+			e.firstZero = time.Time{} // the master stalled again: start over
+			continue
+		}
+		if deleted[i] == 1 {
+			delete(cl.pending, k)
+			continue
+		}
+		_, _, settled := e.fate()
+		if e.firstZero.IsZero() {
+			e.firstZero = now
+		}
+		if settled || now.Sub(e.firstZero) >= settleWindow {
+			delete(cl.pending, k)
+		}
+	}
+}
+
+// cleanupAttempt removes what a failed attempt may have left: every master
+// that granted, and every master whose answer is unknown, gets the
+// owner-checked delete in the background. Masters that answered "held by
+// another owner", or whose command provably was not applied, need nothing.
+func (c *Client) cleanupAttempt(key, value string, ttl time.Duration, start time.Time, r *round[grant]) {
+	horizon := start.Add(max(c.cfg.cleanupHorizon, ttl))
+	for i := range r.done {
+		f := acquireFate(r, i)
+		if known, mayExist, _ := f(); known && !mayExist {
+			continue
+		}
+		c.cleaners[i].add(key, value, f, horizon)
+	}
+}
+
+// acquireFate reads master i's answer to round 1 of an attempt.
+func acquireFate(r *round[grant], i int) fate {
+	return func() (bool, bool, bool) {
+		select {
+		case <-r.done[i]:
+			rep := *r.final[i]
+			switch {
+			case rep.err == nil:
+				return true, rep.val.granted, true
+			case isDefinite(rep.err):
+				return true, false, true
+			default:
+				return true, true, false // a transport error: the SET may still be applied
+			}
+		default:
+			return false, true, false
+		}
+	}
+}

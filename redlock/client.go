@@ -1,0 +1,208 @@
+package redlock
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// MaxMasters is the largest number of masters a Client accepts.
+const MaxMasters = 9
+
+// Client acquires locks on a majority of independent Redis masters. It is
+// safe for concurrent use. Close it when done: Close stops its background
+// work (subscriptions, cleanup retries, restart probes).
+type Client struct {
+	cfg     config
+	masters []*master
+	quorum  int
+
+	longestTTL atomic.Int64 // nanoseconds; the longest TTL used so far
+
+	cleaners []*cleaner // one per master
+	queues   *fifoQueues
+	notifier *notifier
+
+	firstProbeMu   sync.Mutex
+	firstProbeDone bool
+
+	closing chan struct{}
+	bgMu    sync.Mutex     // orders goBackground against Close
+	bg      sync.WaitGroup // cleanup, subscription and probe goroutines
+}
+
+// New returns a Client over the caller's go-redis clients, one per
+// independent master (1 to MaxMasters). The clients stay the caller's: Close
+// does not close them. Whatever timeouts they were built with, an operation
+// waits for a master at most the per-master timeout (see WithMasterTimeout).
+//
+// An even number of masters works but buys nothing: 4 masters need 3 votes
+// and tolerate 1 failure, like 3 masters do.
+//
+// New returns an error matching ErrInvalidArgument for zero or too many
+// masters, a nil client, the same client twice, or an unusable option.
+func New(masters []redis.UniversalClient, opts ...Option) (*Client, error) {
+	switch {
+	case len(masters) == 0:
+		return nil, invalid("no masters")
+	case len(masters) > MaxMasters:
+		return nil, invalid("%d masters; at most %d are supported", len(masters), MaxMasters)
+	}
+	seen := make(map[redis.UniversalClient]int, len(masters))
+	for i, m := range masters {
+		if m == nil {
+			return nil, invalid("master %d is a nil client", i)
+		}
+		if j, dup := seen[m]; dup {
+			return nil, invalid("masters %d and %d are the same client", j, i)
+		}
+		seen[m] = i
+	}
+	cfg := defaultConfig()
+	for _, o := range opts {
+		if o == nil {
+			return nil, invalid("nil option")
+		}
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	c := &Client{
+		cfg:     cfg,
+		quorum:  len(masters)/2 + 1,
+		queues:  newFIFOQueues(),
+		closing: make(chan struct{}),
+	}
+	for i, m := range masters {
+		c.masters = append(c.masters, newMaster(i, m, cfg.maxInFlight))
+		c.cleaners = append(c.cleaners, newCleaner(c, c.masters[i]))
+	}
+	c.notifier = newNotifier(c)
+	return c, nil
+}
+
+// Quorum is the number of masters that must agree: ⌊M/2⌋+1.
+func (c *Client) Quorum() int { return c.quorum }
+
+// Masters is the number of masters.
+func (c *Client) Masters() int { return len(c.masters) }
+
+// Close stops the client's background work and waits for it. Leases already
+// handed out keep their validity but are no longer auto-extended. Close does
+// not close the go-redis clients given to New. It is safe to call twice.
+func (c *Client) Close() error {
+	c.bgMu.Lock()
+	if !c.closed() {
+		close(c.closing)
+		c.notifier.close()
+	}
+	c.bgMu.Unlock()
+	c.bg.Wait()
+	return nil
+}
+
+func (c *Client) closed() bool {
+	select {
+	case <-c.closing:
+		return true
+	default:
+		return false
+	}
+}
+
+// goBackground runs f in a goroutine that Close waits for. After Close it
+// runs nothing and reports false.
+func (c *Client) goBackground(f func()) bool {
+	c.bgMu.Lock()
+	defer c.bgMu.Unlock()
+	if c.closed() {
+		return false
+	}
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		f()
+	}()
+	return true
+}
+
+// masterTimeout is how long one operation waits for one master.
+func (c *Client) masterTimeout(ttl time.Duration) time.Duration {
+	if c.cfg.masterTimeout > 0 {
+		return c.cfg.masterTimeout
+	}
+	if ttl <= 0 { // background work with no TTL at hand
+		return time.Second
+	}
+	return min(max(ttl/10, 50*time.Millisecond), time.Second)
+}
+
+// checkKeyTTL validates the arguments shared by TryLock, Lock and Extend.
+func (c *Client) checkKeyTTL(key string, ttl time.Duration) error {
+	switch {
+	case key == "":
+		return invalid("empty key")
+	case strings.HasPrefix(key, Prefix):
+		return invalid("key %q uses the reserved prefix %q", key, Prefix)
+	}
+	return c.checkTTL(ttl)
+}
+
+func (c *Client) checkTTL(ttl time.Duration) error {
+	switch {
+	case ttl <= 0:
+		return invalid("ttl %v is not positive", ttl)
+	case ttl%time.Millisecond != 0:
+		return invalid("ttl %v is not a whole number of milliseconds", ttl)
+	case ttl <= drift(ttl, c.cfg.driftFactor):
+		return invalid("ttl %v leaves no validity after the drift allowance %v", ttl, drift(ttl, c.cfg.driftFactor))
+	case ttl <= c.masterTimeout(ttl):
+		return invalid("ttl %v is not longer than the per-master timeout %v", ttl, c.masterTimeout(ttl))
+	}
+	return nil
+}
+
+// noteTTL records the longest TTL in use (it sizes restart quarantine).
+func (c *Client) noteTTL(ttl time.Duration) {
+	for {
+		cur := c.longestTTL.Load()
+		if int64(ttl) <= cur || c.longestTTL.CompareAndSwap(cur, int64(ttl)) {
+			return
+		}
+	}
+}
+
+func (c *Client) allMasters() []int {
+	idx := make([]int, len(c.masters))
+	for i := range idx {
+		idx[i] = i
+	}
+	return idx
+}
+
+func applyLockOptions(opts []LockOption) (lockConfig, error) {
+	var lc lockConfig
+	for _, o := range opts {
+		if o == nil {
+			return lc, invalid("nil lock option")
+		}
+		if err := o(&lc); err != nil {
+			return lc, err
+		}
+	}
+	return lc, nil
+}
+
+// ctxDone reports ctx's cause if it ended.
+func ctxDone(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	default:
+		return nil
+	}
+}

@@ -1,0 +1,194 @@
+package redlock
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/quorumlock/quorumlock/fencing"
+)
+
+// Lease is a held lock. Mutual exclusion is claimed only before ValidUntil;
+// the lease ends (Done closes) when it is released, when its validity runs
+// out, or when auto-extension fails. A Lease is safe for concurrent use.
+type Lease struct {
+	c     *Client
+	key   string
+	value string // the secret: never logged
+	token fencing.Token
+	ttl   time.Duration
+	acq   *round[grant] // the winning attempt's round 1, for its late answers
+
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	opMu sync.Mutex // serialises Extend and Release
+
+	mu         sync.Mutex
+	validUntil time.Time
+	ended      error         // nil while held; else why it ended
+	changed    chan struct{} // signals the watcher that validUntil moved
+}
+
+func newLease(c *Client, key, value string, ttl time.Duration, token fencing.Token, validUntil time.Time, acq *round[grant], lc lockConfig) *Lease {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	l := &Lease{
+		c: c, key: key, value: value, token: token, ttl: ttl, acq: acq,
+		ctx: ctx, cancel: cancel,
+		validUntil: validUntil,
+		changed:    make(chan struct{}, 1),
+	}
+	interval := time.Duration(0)
+	if lc.autoExtend {
+		interval = lc.extendInterval
+		if interval == 0 {
+			interval = ttl / 3
+		}
+	}
+	go l.watch(interval)
+	return l
+}
+
+// Key returns the locked key.
+func (l *Lease) Key() string { return l.key }
+
+// Token returns the lease's fencing token: strictly greater than the token of
+// every lease of the same key that ended before this one was acquired. It is
+// zero when the Client was built WithFencing(false). Extend keeps it.
+func (l *Lease) Token() fencing.Token { return l.token }
+
+// TTL returns the TTL the lease was acquired or last extended with.
+func (l *Lease) TTL() time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.ttl
+}
+
+// ValidUntil returns the local deadline of the lease: start of the winning
+// attempt + TTL − drift allowance. Mutual exclusion is only claimed before it.
+func (l *Lease) ValidUntil() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.validUntil
+}
+
+// Done returns a channel closed when the lease ends for any reason: released,
+// validity run out, or renewal failed.
+func (l *Lease) Done() <-chan struct{} { return l.ctx.Done() }
+
+// Context returns a context cancelled when the lease ends. Its cause
+// (context.Cause) is ErrReleased after Release, or an error matching
+// ErrLockLost when the lease was lost.
+func (l *Lease) Context() context.Context { return l.ctx }
+
+// Err returns nil while the lease is held, and why it ended afterwards.
+func (l *Lease) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.ended
+}
+
+// end marks the lease ended with cause, once.
+func (l *Lease) end(cause error) {
+	l.mu.Lock()
+	if l.ended == nil {
+		l.ended = cause
+	}
+	l.mu.Unlock()
+	l.cancel(cause)
+}
+
+// held reports whether the lease is held at now, ending it if its validity
+// ran out.
+func (l *Lease) held(now time.Time) error {
+	l.mu.Lock()
+	ended, until := l.ended, l.validUntil
+	l.mu.Unlock()
+	if ended != nil {
+		return ended
+	}
+	if !now.Before(until) {
+		err := fmt.Errorf("%w: validity ended at %v", ErrLockLost, until.Format(time.RFC3339Nano))
+		l.end(err)
+		return err
+	}
+	return nil
+}
+
+// watch ends the lease when its validity runs out, and renews it every
+// interval (when interval > 0) until it ends.
+func (l *Lease) watch(interval time.Duration) {
+	clk := l.c.cfg.clock
+	expiry := clk.NewTimer(l.ValidUntil().Sub(clk.Now()))
+	defer expiry.Stop()
+	var renew Timer
+	var renewC <-chan time.Time // nil without auto-extension: never fires
+	closing := l.c.closing
+	if interval > 0 {
+		renew = clk.NewTimer(interval)
+		defer renew.Stop()
+		renewC = renew.C()
+	}
+	for {
+		select {
+		case <-l.ctx.Done():
+			return
+		case <-l.changed:
+			l.resetExpiry(expiry)
+		case <-closing:
+			closing, renewC = nil, nil // a closed Client renews nothing; the lease runs out
+		case <-expiry.C():
+			if l.held(clk.Now()) != nil {
+				return
+			}
+			l.resetExpiry(expiry)
+		case <-renewC:
+			if err := l.Extend(l.ctx, l.TTL()); err != nil {
+				if l.Err() == nil {
+					l.lose(fmt.Errorf("%w: auto-extend failed: %w", ErrLockLost, err))
+				}
+				return
+			}
+			renew.Reset(interval)
+		}
+	}
+}
+
+func (l *Lease) resetExpiry(t Timer) {
+	if !t.Stop() {
+		select {
+		case <-t.C():
+		default:
+		}
+	}
+	t.Reset(l.ValidUntil().Sub(l.c.cfg.clock.Now()))
+}
+
+// lose ends the lease as lost and removes its keys in the background so that
+// others need not wait for them to expire.
+func (l *Lease) lose(cause error) {
+	l.end(cause)
+	l.c.goBackground(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), l.c.masterTimeout(l.TTL()))
+		defer cancel()
+		_, _, _, _ = l.c.releaseAll(ctx, l.key, l.value, l.TTL(), l.unsettled())
+	})
+}
+
+// unsettled lists the masters whose acquiring SET has not been answered (or
+// failed in transport): it may still be applied later.
+func (l *Lease) unsettled() map[int]bool {
+	out := make(map[int]bool)
+	for i, done := range l.acq.done {
+		select {
+		case <-done:
+			if rep := *l.acq.final[i]; rep.err == nil || isDefinite(rep.err) {
+				continue
+			}
+		default:
+		}
+		out[i] = true
+	}
+	return out
+}

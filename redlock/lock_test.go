@@ -1,0 +1,209 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+)
+
+// Several processes (Clients) with several goroutines each contend for one
+// key; an independent counter inside the critical section must never see two
+// holders.
+func TestMutualExclusionUnderContention(t *testing.T) {
+	r := newRig(t, 5)
+	const clients, perClient, rounds = 4, 4, 15
+	var inside, maxInside, total atomic.Int64
+	var lastToken atomic.Uint64
+	var wg sync.WaitGroup
+	errs := make(chan error, clients*perClient)
+	for range clients {
+		c := r.client(t)
+		for range perClient {
+			wg.Go(func() {
+				for range rounds {
+					ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+					lease, err := c.Lock(ctx, "counter", 5*time.Second)
+					cancel()
+					if err != nil {
+						errs <- err
+						return
+					}
+					n := inside.Add(1)
+					for {
+						m := maxInside.Load()
+						if n <= m || maxInside.CompareAndSwap(m, n) {
+							break
+						}
+					}
+					if tok := uint64(lease.Token()); tok <= lastToken.Load() {
+						errs <- errors.New("token did not grow")
+					} else {
+						lastToken.Store(tok)
+					}
+					total.Add(1)
+					time.Sleep(time.Millisecond)
+					inside.Add(-1)
+					if err := lease.Release(context.Background()); err != nil {
+						errs <- err
+						return
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if maxInside.Load() != 1 {
+		t.Fatalf("%d holders at once", maxInside.Load())
+	}
+	if total.Load() != clients*perClient*rounds {
+		t.Fatalf("%d critical sections, want %d", total.Load(), clients*perClient*rounds)
+	}
+}
+
+// With a retry interval of an hour, only the release notification can wake
+// the waiter.
+func TestLockWakesOnRelease(t *testing.T) {
+	r := newRig(t, 5)
+	hour := func() backoff.BackOff { return backoff.NewConstantBackOff(time.Hour) }
+	holder, waiter := r.client(t), r.client(t, WithRetry(hour))
+	ctx := context.Background()
+	lease, err := holder.TryLock(ctx, "wake", 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		l, err := waiter.Lock(ctx, "wake", 30*time.Second)
+		if err == nil {
+			err = l.Release(ctx)
+		}
+		got <- err
+	}()
+	// The waiter's first attempt fails; then it sleeps on the backoff.
+	eventually(t, 10*time.Second, "waiter subscribed", func() bool {
+		n, err := r.clients[0].PubSubNumSub(ctx, ChannelPrefix+"wake").Result()
+		return err == nil && n[ChannelPrefix+"wake"] > 0
+	})
+	time.Sleep(100 * time.Millisecond)
+	if err := lease.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Fatalf("waiter: %v", err)
+	}
+}
+
+func TestAutoExtendKeepsLeaseAndReportsLoss(t *testing.T) {
+	r := newRig(t, 5)
+	c := r.client(t)
+	ctx := context.Background()
+	lease, err := c.TryLock(ctx, "auto", 300*time.Millisecond, WithAutoExtend())
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := lease.ValidUntil()
+	time.Sleep(time.Second) // > 3 TTLs
+	select {
+	case <-lease.Done():
+		t.Fatalf("auto-extended lease ended: %v", context.Cause(lease.Context()))
+	default:
+	}
+	if !lease.ValidUntil().After(first) {
+		t.Fatal("ValidUntil did not move")
+	}
+	pause(t, r, 0, 1, 2)
+	select {
+	case <-lease.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("Done not closed after renewal became impossible")
+	}
+	if cause := context.Cause(lease.Context()); !errors.Is(cause, ErrLockLost) {
+		t.Fatalf("cause %v, want ErrLockLost", cause)
+	}
+	if err := lease.Release(ctx); !errors.Is(err, ErrLockLost) {
+		t.Fatalf("Release after loss: %v, want ErrLockLost", err)
+	}
+}
+
+func TestTokensGrowAcrossHolders(t *testing.T) {
+	r := newRig(t, 5)
+	a, b := r.client(t), r.client(t)
+	ctx := context.Background()
+	var last uint64
+	for i := range 20 {
+		c := a
+		if i%2 == 1 {
+			c = b
+		}
+		lease, err := c.TryLock(ctx, "fenced", 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tok := uint64(lease.Token()); tok <= last {
+			t.Fatalf("acquisition %d: token %d after %d", i, tok, last)
+		} else {
+			last = tok
+		}
+		if err := lease.Extend(ctx, 5*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if uint64(lease.Token()) != last {
+			t.Fatal("Extend changed the token")
+		}
+		if err := lease.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The counter is all a key leaves behind, and it never expires.
+	for i, rc := range r.clients {
+		if ttl := rc.PTTL(ctx, FencePrefix+"fenced").Val(); ttl != -1 {
+			t.Fatalf("master %d: counter PTTL %v, want none", i, ttl)
+		}
+	}
+}
+
+func TestReleaseTwice(t *testing.T) {
+	r := newRig(t, 3)
+	c := r.client(t)
+	ctx := context.Background()
+	lease, err := c.TryLock(ctx, "twice", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lease.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := lease.Release(ctx); !errors.Is(err, ErrReleased) {
+		t.Fatalf("second Release: %v, want ErrReleased", err)
+	}
+	if cause := context.Cause(lease.Context()); !errors.Is(cause, ErrReleased) {
+		t.Fatalf("cause %v, want ErrReleased", cause)
+	}
+}
+
+func TestLockReturnsContextError(t *testing.T) {
+	r := newRig(t, 3)
+	c := r.client(t)
+	held, err := c.TryLock(context.Background(), "busy", 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err = c.Lock(ctx, "busy", 10*time.Second)
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, ErrNotAcquired) {
+		t.Fatalf("Lock on a held key until the deadline: %v; want DeadlineExceeded and ErrNotAcquired", err)
+	}
+}

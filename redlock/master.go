@@ -1,0 +1,59 @@
+package redlock
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// master is one independent Redis master as the Client sees it.
+type master struct {
+	index int
+	addr  string
+	rdb   redis.UniversalClient
+
+	// slots bounds the commands in flight to this master: a stalled master
+	// (SIGSTOP, a blackhole) cannot collect an unbounded number of goroutines.
+	slots chan struct{}
+
+	mu     sync.Mutex
+	health health // restart detection and quarantine (quarantine.go)
+}
+
+func newMaster(i int, rdb redis.UniversalClient, maxInFlight int) *master {
+	return &master{index: i, addr: addrOf(rdb, i), rdb: rdb, slots: make(chan struct{}, maxInFlight)}
+}
+
+// addrOf names a master for errors and logs.
+func addrOf(rdb redis.UniversalClient, i int) string {
+	switch c := rdb.(type) {
+	case *redis.Client:
+		return c.Options().Addr
+	case interface{ String() string }:
+		return c.String()
+	default:
+		return fmt.Sprintf("master-%d", i)
+	}
+}
+
+func (m *master) tryAcquireSlot() bool {
+	select {
+	case m.slots <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+func (m *master) releaseSlot() { <-m.slots }
+
+func (m *master) errorf(err error) *MasterError {
+	return &MasterError{Master: m.index, Addr: m.addr, Err: err}
+}
+
+// drift is the validity lost to clock drift for a TTL: ttl·factor + 2 ms.
+func drift(ttl time.Duration, factor float64) time.Duration {
+	return time.Duration(float64(ttl)*factor) + clockDriftFloor
+}

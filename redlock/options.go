@@ -1,0 +1,224 @@
+package redlock
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+)
+
+// Defaults of a Client. Each can be changed with an Option.
+const (
+	// DefaultDriftFactor is the share of the TTL reserved for clock drift
+	// between the client and the masters (antirez's 0.01).
+	DefaultDriftFactor = 0.01
+	// DefaultMaxInFlight bounds the commands to one master still waiting for
+	// an answer. A stalled master cannot collect more goroutines than this.
+	DefaultMaxInFlight = 64
+	// DefaultCleanupHorizon is how long after a failed attempt the client keeps
+	// retrying the owner-checked delete on masters whose answer is unknown.
+	DefaultCleanupHorizon = time.Minute
+)
+
+// clockDriftFloor is the fixed part of the drift allowance (antirez's 2 ms).
+const clockDriftFloor = 2 * time.Millisecond
+
+// config is what Options set.
+type config struct {
+	driftFactor    float64
+	masterTimeout  time.Duration // 0: derived from the TTL
+	newBackOff     func() backoff.BackOff
+	logger         *slog.Logger
+	clock          Clock
+	fencing        bool
+	quarantine     bool
+	quarantineMin  time.Duration
+	maxInFlight    int
+	cleanupHorizon time.Duration
+	notifications  bool
+}
+
+func defaultConfig() config {
+	return config{
+		driftFactor:    DefaultDriftFactor,
+		newBackOff:     defaultBackOff,
+		logger:         slog.New(slog.DiscardHandler),
+		clock:          SystemClock{},
+		fencing:        true,
+		quarantine:     true,
+		maxInFlight:    DefaultMaxInFlight,
+		cleanupHorizon: DefaultCleanupHorizon,
+		notifications:  true,
+	}
+}
+
+// defaultBackOff is Lock's retry policy: jittered exponential backoff from
+// 10 ms, doubling, up to 500 ms between attempts, until the context ends.
+// Releases wake waiters earlier (see Lock).
+func defaultBackOff() backoff.BackOff {
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval = 10 * time.Millisecond
+	b.RandomizationFactor = 0.5
+	b.Multiplier = 2
+	b.MaxInterval = 500 * time.Millisecond
+	b.MaxElapsedTime = 0
+	b.Reset()
+	return b
+}
+
+// Option configures a Client. An unusable value makes New fail with
+// ErrInvalidArgument.
+type Option func(*config) error
+
+// WithDriftFactor sets the share of the TTL subtracted from a lease's validity
+// for clock drift. Default DefaultDriftFactor (0.01); must be in [0, 0.5).
+func WithDriftFactor(f float64) Option {
+	return func(c *config) error {
+		if !(f >= 0 && f < 0.5) {
+			return invalid("drift factor %v is outside [0, 0.5)", f)
+		}
+		c.driftFactor = f
+		return nil
+	}
+}
+
+// WithMasterTimeout fixes how long an operation waits for any one master.
+// Default: a tenth of the TTL, at least 50 ms and at most 1 s. A lock
+// whose TTL is not larger than this timeout fails with ErrInvalidArgument.
+func WithMasterTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return invalid("master timeout %v is not positive", d)
+		}
+		c.masterTimeout = d
+		return nil
+	}
+}
+
+// WithRetry sets the backoff policy Lock uses between attempts; newBackOff is
+// called once per Lock call. backoff.Stop ends the wait with the last
+// attempt's error. Default: jittered exponential from 10 ms up to 500 ms.
+func WithRetry(newBackOff func() backoff.BackOff) Option {
+	return func(c *config) error {
+		if newBackOff == nil {
+			return invalid("nil backoff constructor")
+		}
+		c.newBackOff = newBackOff
+		return nil
+	}
+}
+
+// WithLogger sets the logger. Default: discard everything. Lock values are
+// never logged.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) error {
+		if l == nil {
+			return invalid("nil logger")
+		}
+		c.logger = l
+		return nil
+	}
+}
+
+// WithClock injects the time source. Default SystemClock.
+func WithClock(clk Clock) Option {
+	return func(c *config) error {
+		if clk == nil {
+			return invalid("nil clock")
+		}
+		c.clock = clk
+		return nil
+	}
+}
+
+// WithFencing turns fencing tokens on or off. Default on: an acquisition takes
+// a second round trip to write its token back to a majority (docs/fencing.md).
+// Off, leases carry the zero Token and an acquisition is one round trip.
+func WithFencing(on bool) Option {
+	return func(c *config) error { c.fencing = on; return nil }
+}
+
+// WithQuarantine sets the shortest quarantine of a restarted master: a master
+// that lost its data, or whose run_id changed without appendfsync always, or
+// that is younger than the quarantine when first seen, does not vote until it
+// has been up for the longer of d and the longest TTL this client has used.
+// Default 0 (the longest TTL used). Set d to the longest TTL any client of the
+// same keys uses.
+func WithQuarantine(d time.Duration) Option {
+	return func(c *config) error {
+		if d < 0 {
+			return invalid("quarantine %v is negative", d)
+		}
+		c.quarantine, c.quarantineMin = true, d
+		return nil
+	}
+}
+
+// WithoutQuarantine lets restarted masters vote at once. This is unsafe when
+// masters run without persistence (the Redlock page's own counterexample);
+// it exists for the fault suite, which shows what quarantine prevents, and
+// for embedded masters that never restart.
+func WithoutQuarantine() Option {
+	return func(c *config) error { c.quarantine = false; return nil }
+}
+
+// WithMaxInFlight bounds the commands to one master still waiting for an
+// answer. Default DefaultMaxInFlight (64).
+func WithMaxInFlight(n int) Option {
+	return func(c *config) error {
+		if n < 1 {
+			return invalid("max in flight %d is below 1", n)
+		}
+		c.maxInFlight = n
+		return nil
+	}
+}
+
+// WithCleanupHorizon sets how long after a failed attempt or release the
+// owner-checked delete is retried on masters that did not answer (their
+// queued SET may apply later, e.g. after SIGCONT). Default
+// DefaultCleanupHorizon (1 min), and never less than the TTL.
+func WithCleanupHorizon(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return invalid("cleanup horizon %v is not positive", d)
+		}
+		c.cleanupHorizon = d
+		return nil
+	}
+}
+
+// WithReleaseNotifications turns on or off the pub/sub wake-up of Lock
+// waiters on release. Default on; off, waiters rely on backoff alone.
+func WithReleaseNotifications(on bool) Option {
+	return func(c *config) error { c.notifications = on; return nil }
+}
+
+// lockConfig is what LockOptions set.
+type lockConfig struct {
+	autoExtend     bool
+	extendInterval time.Duration // 0: a third of the TTL
+}
+
+// LockOption configures one TryLock or Lock call.
+type LockOption func(*lockConfig) error
+
+// WithAutoExtend renews the lease with its TTL every third of the TTL until it
+// is released. The moment a renewal fails, the lease is lost: Done closes and
+// Context is cancelled with the renewal's error (matching ErrLockLost or
+// ErrNoQuorum).
+func WithAutoExtend() LockOption {
+	return func(c *lockConfig) error { c.autoExtend = true; return nil }
+}
+
+// WithAutoExtendInterval is WithAutoExtend renewing every d instead; d must be
+// positive and shorter than the lease's validity.
+func WithAutoExtendInterval(d time.Duration) LockOption {
+	return func(c *lockConfig) error {
+		if d <= 0 {
+			return invalid("auto-extend interval %v is not positive", d)
+		}
+		c.autoExtend, c.extendInterval = true, d
+		return nil
+	}
+}

@@ -1,0 +1,369 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-multierror"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/fencing"
+	"github.com/quorumlock/quorumlock/internal/probe"
+)
+
+// probeInterval is how often a master's run_id and uptime are looked at
+// again while the client is in use (a restart with appendfsync everysec keeps
+// the epoch marker, so only its run_id tells).
+const probeInterval = time.Second
+
+// health is what a Client knows of one master's restarts. A master votes
+// only when it has been probed, is out of quarantine, and its fencing
+// counters are known to be complete.
+type health struct {
+	probed    bool
+	probing   bool
+	lastProbe time.Time
+	runID     string
+	epoch     string    // the epoch marker trusted; "" until adopted or synced
+	until     time.Time // no vote before this
+	reason    string
+	needSync  bool // counters must be raised from the others first
+	syncing   bool
+}
+
+// MasterHealth is one master as the Client sees it (see Client.Health).
+type MasterHealth struct {
+	Master      int
+	Addr        string
+	Probed      bool
+	RunID       string
+	Quarantined bool
+	Until       time.Time // end of quarantine, when quarantined by time
+	Reason      string    // why it does not vote, "" when it does
+}
+
+// Health reports, per master, whether it votes and why not, as of the
+// client's last operation (operations re-probe masters every second and
+// start a rejoining master's counter sync). Without quarantine
+// (WithoutQuarantine) every master votes.
+func (c *Client) Health() []MasterHealth {
+	now := c.cfg.clock.Now()
+	out := make([]MasterHealth, len(c.masters))
+	for i, m := range c.masters {
+		m.mu.Lock()
+		h := m.health
+		m.mu.Unlock()
+		mh := MasterHealth{Master: i, Addr: m.addr, Probed: h.probed, RunID: h.runID}
+		if c.cfg.quarantine {
+			mh.Reason = h.voteBlocker(now)
+			mh.Quarantined = mh.Reason != ""
+			if now.Before(h.until) {
+				mh.Until = h.until
+			}
+		}
+		out[i] = mh
+	}
+	return out
+}
+
+// voteBlocker says why the master does not vote now, "" when it does.
+func (h *health) voteBlocker(now time.Time) string {
+	switch {
+	case !h.probed:
+		return "not probed yet"
+	case now.Before(h.until):
+		return h.reason
+	case h.needSync:
+		return "raising its fencing counters from the other masters"
+	}
+	return ""
+}
+
+func (c *Client) longest() time.Duration {
+	return max(time.Duration(c.longestTTL.Load()), c.cfg.quarantineMin)
+}
+
+// voters returns the masters whose votes count now, and an ErrQuarantined
+// error for each master left out. The first call probes every master; later
+// calls re-probe in the background every probeInterval.
+func (c *Client) voters(ctx context.Context) ([]int, *multierror.Error) {
+	if !c.cfg.quarantine {
+		return c.allMasters(), nil
+	}
+	c.firstProbe(ctx)
+	now := c.cfg.clock.Now()
+	var idx []int
+	var errs *multierror.Error
+	for i, m := range c.masters {
+		m.mu.Lock()
+		h := &m.health
+		if !h.probing && (!h.probed || now.Sub(h.lastProbe) >= probeInterval) {
+			h.probing = c.goBackground(func() { c.probeMaster(context.Background(), i) })
+		}
+		if h.probed && !now.Before(h.until) && h.needSync && !h.syncing {
+			h.syncing = c.goBackground(func() { c.syncCounters(context.Background(), i) })
+		}
+		blocker := h.voteBlocker(now)
+		m.mu.Unlock()
+		if blocker == "" {
+			idx = append(idx, i)
+		} else {
+			errs = multierror.Append(errs, m.errorf(fmt.Errorf("%w: %s", ErrQuarantined, blocker)))
+		}
+	}
+	return idx, errs
+}
+
+// firstProbe probes every master once, in parallel, before the first vote;
+// masters that need their counters raised and may vote otherwise are synced
+// too. Later calls return at once.
+func (c *Client) firstProbe(ctx context.Context) {
+	c.firstProbeMu.Lock()
+	defer c.firstProbeMu.Unlock()
+	if c.firstProbeDone {
+		return
+	}
+	c.firstProbeDone = true
+	var wg sync.WaitGroup
+	for i, m := range c.masters {
+		m.mu.Lock()
+		busy := m.health.probing
+		m.health.probing = true
+		m.mu.Unlock()
+		if busy {
+			continue
+		}
+		wg.Go(func() {
+			c.probeMaster(ctx, i)
+			m.mu.Lock()
+			h := &m.health
+			sync := h.probed && h.needSync && !h.syncing && !c.cfg.clock.Now().Before(h.until)
+			if sync {
+				h.syncing = true
+			}
+			m.mu.Unlock()
+			if sync {
+				c.syncCounters(ctx, i)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// probeMaster asks master i for its run_id, uptime, persistence and epoch
+// marker, and applies the quarantine rule (probe.Quarantine).
+func (c *Client) probeMaster(ctx context.Context, i int) {
+	m := c.masters[i]
+	ctx, cancel := context.WithTimeout(ctx, c.masterTimeout(c.longest()))
+	defer cancel()
+	type result struct {
+		info probe.Info
+		err  error
+	}
+	res := make(chan result, 1)
+	go func() { // the caller's client may ignore ctx: never wait past it
+		info, err := probe.Master(ctx, m.rdb, EpochKey)
+		res <- result{info, err}
+	}()
+	var r result
+	select {
+	case r = <-res:
+	case <-ctx.Done():
+		r.err = ctx.Err()
+	}
+	now := c.cfg.clock.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	h := &m.health
+	h.probing = false
+	h.lastProbe = now
+	if r.err != nil {
+		c.cfg.logger.Debug("redlock: probe failed", "master", m.addr, "err", r.err)
+		return
+	}
+	wait, reason := probe.Quarantine(r.info, h.runID, h.epoch, c.longest())
+	if wait > 0 && now.Add(wait).After(h.until) {
+		h.until, h.reason = now.Add(wait), reason
+		c.cfg.logger.Info("redlock: master quarantined", "master", m.addr, "reason", reason, "for", wait)
+	}
+	switch {
+	case r.info.Epoch == "":
+		h.needSync = true // never used by quorumlock, or lost its data
+	case h.epoch == "" && !h.needSync:
+		h.epoch = r.info.Epoch
+	case h.epoch != "" && r.info.Epoch != h.epoch:
+		h.needSync, h.epoch = true, ""
+	}
+	h.runID, h.probed = r.info.RunID, true
+}
+
+// acceptEpoch checks the epoch marker a master sent with its vote: a marker
+// other than the one trusted means the master lost its data since (a restart
+// without persistence, a FLUSHALL). Its vote is refused and it is
+// quarantined for the longest TTL; its counters are raised before it votes
+// again.
+func (c *Client) acceptEpoch(i int, epoch string) bool {
+	if !c.cfg.quarantine {
+		return true
+	}
+	m := c.masters[i]
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	h := &m.health
+	if h.epoch != "" && epoch == h.epoch {
+		return true
+	}
+	until := c.cfg.clock.Now().Add(c.longest())
+	if until.After(h.until) {
+		h.until = until
+		h.reason = fmt.Sprintf("lost its data (epoch marker changed); waits the longest TTL %v", c.longest())
+	}
+	h.needSync, h.epoch = true, ""
+	c.cfg.logger.Warn("redlock: master lost its data; quarantined", "master", m.addr, "for", c.longest())
+	return false
+}
+
+// syncCounters raises master i's fencing counters to the highest value found
+// on enough of the other masters that every write-back majority is among
+// them (M − quorum + 1 of them), then sets its epoch marker. Only then does
+// the master vote again.
+func (c *Client) syncCounters(ctx context.Context, i int) {
+	err := c.raiseFromOthers(ctx, i)
+	m := c.masters[i]
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	h := &m.health
+	h.syncing = false
+	if err != nil {
+		c.cfg.logger.Warn("redlock: could not raise a rejoining master's counters", "master", m.addr, "err", err)
+		return
+	}
+	h.needSync = false
+	h.epoch = c.epochOf(ctx, m)
+	if h.epoch == "" {
+		h.needSync = true
+	}
+}
+
+func (c *Client) raiseFromOthers(ctx context.Context, i int) error {
+	ctx, cancel := context.WithTimeout(ctx, max(10*time.Second, c.longest()))
+	defer cancel()
+	need := len(c.masters) - c.quorum + 1
+	if len(c.masters) == 1 {
+		return nil // nothing to learn from; a single master without persistence forgets its counters
+	}
+	type counters struct {
+		vals map[string]fencing.Token
+		err  error
+	}
+	res := make(chan counters, len(c.masters)-1)
+	for j, o := range c.masters {
+		if j == i {
+			continue
+		}
+		go func() {
+			vals, err := readCounters(ctx, o.rdb)
+			res <- counters{vals, err}
+		}()
+	}
+	highest := make(map[string]fencing.Token)
+	var errs *multierror.Error
+	got := 0
+	for range len(c.masters) - 1 {
+		r := <-res
+		if r.err != nil {
+			errs = multierror.Append(errs, r.err)
+			continue
+		}
+		got++
+		for k, v := range r.vals {
+			highest[k] = max(highest[k], v)
+		}
+		if got >= need {
+			break
+		}
+	}
+	if got < need {
+		return fmt.Errorf("counters from %d of the %d other masters needed: %w", got, need, errs.ErrorOrNil())
+	}
+	return raiseCounters(ctx, c.masters[i].rdb, highest)
+}
+
+// readCounters reads every fencing counter on a master.
+func readCounters(ctx context.Context, rdb redis.UniversalClient) (map[string]fencing.Token, error) {
+	out := make(map[string]fencing.Token)
+	iter := rdb.Scan(ctx, 0, FencePrefix+"*", 1000).Iterator()
+	var keys []string
+	flush := func() error {
+		if len(keys) == 0 {
+			return nil
+		}
+		vals, err := rdb.MGet(ctx, keys...).Result()
+		if err != nil {
+			return err
+		}
+		for n, v := range vals {
+			s, ok := v.(string)
+			if !ok {
+				continue // deleted between SCAN and MGET (counters never are) or not a string
+			}
+			t, err := parseCounter(s)
+			if err != nil {
+				return fmt.Errorf("%s: %w", keys[n], err)
+			}
+			out[keys[n]] = t
+		}
+		keys = keys[:0]
+		return nil
+	}
+	for iter.Next(ctx) {
+		keys = append(keys, iter.Val())
+		if len(keys) == 500 {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := iter.Err(); err != nil {
+		return nil, err
+	}
+	return out, flush()
+}
+
+// raiseCounters raises each counter on rdb to at least its value (never lowers).
+func raiseCounters(ctx context.Context, rdb redis.UniversalClient, vals map[string]fencing.Token) error {
+	pipe := rdb.Pipeline()
+	n := 0
+	for k, v := range vals {
+		raiseScript.Eval(ctx, pipe, []string{k}, v.String()) // EVAL: a pipeline cannot fall back from EVALSHA
+		if n++; n%500 == 0 {
+			if _, err := pipe.Exec(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	if n%500 != 0 {
+		_, err := pipe.Exec(ctx)
+		return err
+	}
+	return nil
+}
+
+// epochOf sets master m's epoch marker if it has none and returns the marker
+// now in place ("" on error).
+func (c *Client) epochOf(ctx context.Context, m *master) string {
+	ctx, cancel := context.WithTimeout(ctx, c.masterTimeout(c.longest()))
+	defer cancel()
+	if err := m.rdb.SetNX(ctx, EpochKey, newValue(), 0).Err(); err != nil {
+		return ""
+	}
+	v, err := m.rdb.Get(ctx, EpochKey).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return ""
+	}
+	return v
+}
+

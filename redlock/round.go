@@ -1,0 +1,120 @@
+package redlock
+
+import (
+	"context"
+	"time"
+)
+
+// reply is one master's answer in a round.
+type reply[T any] struct {
+	master int
+	val    T
+	err    error
+}
+
+// round sends one command to several masters in parallel and hands back their
+// answers as they come. It never waits for a master longer than the
+// per-master timeout, whatever timeouts the caller's go-redis clients were
+// built with: the command runs in its own goroutine, and a goroutine stuck in
+// a client that ignores deadlines is simply not waited for. Late answers are
+// still recorded (see late), which is what cleanup after a failed attempt
+// needs.
+type round[T any] struct {
+	replies chan reply[T]
+	timer   Timer
+	pending map[int]bool // masters whose answer has not been taken yet
+
+	// done[i] is closed when master i's command has returned; final[i] then
+	// holds its answer. Only masters in the round have entries.
+	done  map[int]chan struct{}
+	final map[int]*reply[T]
+}
+
+// startRound runs do on each master in idx. The context each command gets
+// is detached from ctx's cancellation (an answer that arrives after the
+// caller stopped waiting still tells cleanup what happened) and bounded by
+// timeout.
+func startRound[T any](ctx context.Context, c *Client, idx []int, timeout time.Duration,
+	do func(ctx context.Context, m *master) (T, error)) *round[T] {
+	r := &round[T]{
+		replies: make(chan reply[T], len(idx)),
+		pending: make(map[int]bool, len(idx)),
+		done:    make(map[int]chan struct{}, len(idx)),
+		final:   make(map[int]*reply[T], len(idx)),
+		timer:   c.cfg.clock.NewTimer(timeout),
+	}
+	detached := context.WithoutCancel(ctx)
+	for _, i := range idx {
+		m := c.masters[i]
+		r.pending[i] = true
+		done := make(chan struct{})
+		r.done[i] = done
+		if !m.tryAcquireSlot() {
+			rep := reply[T]{master: i, err: m.errorf(ErrMasterBusy)}
+			r.final[i] = &rep
+			close(done)
+			r.replies <- rep
+			continue
+		}
+		slot := new(reply[T])
+		r.final[i] = slot
+		go func() {
+			defer m.releaseSlot()
+			cctx, cancel := context.WithTimeout(detached, timeout)
+			v, err := do(cctx, m)
+			cancel()
+			rep := reply[T]{master: i, val: v, err: err}
+			if err != nil {
+				rep.err = m.errorf(err)
+			}
+			*slot = rep
+			close(done)
+			r.replies <- rep
+		}()
+	}
+	return r
+}
+
+// next returns the next answer. ok is false once every master answered, the
+// per-master timeout passed (the rest count as timed out), or ctx ended
+// (cause is then ctx's error).
+func (r *round[T]) next(ctx context.Context) (rep reply[T], ok bool, cause error) {
+	if len(r.pending) == 0 {
+		return rep, false, nil
+	}
+	select {
+	case rep = <-r.replies:
+		delete(r.pending, rep.master)
+		return rep, true, nil
+	case <-r.timer.C():
+		return rep, false, nil
+	case <-ctx.Done():
+		return rep, false, context.Cause(ctx)
+	}
+}
+
+// remaining is the number of masters whose answer has not been taken.
+func (r *round[T]) remaining() int { return len(r.pending) }
+
+// unanswered lists the masters whose answer has not been taken, in no order.
+func (r *round[T]) unanswered() []int {
+	out := make([]int, 0, len(r.pending))
+	for i := range r.pending {
+		out = append(out, i)
+	}
+	return out
+}
+
+// stop releases the round's timer. Commands still running go on.
+func (r *round[T]) stop() { r.timer.Stop() }
+
+// late waits (until stop closes) for master i's command to return and
+// reports its answer.
+func (r *round[T]) late(i int, stop <-chan struct{}) (reply[T], bool) {
+	select {
+	case <-r.done[i]:
+		return *r.final[i], true
+	case <-stop:
+		return reply[T]{}, false
+	}
+}

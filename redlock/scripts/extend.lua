@@ -1,0 +1,8 @@
+-- Owner-checked extension, run atomically on one master. Never creates a key.
+-- KEYS[1] the lock key; ARGV[1] the lease's value, ARGV[2] the new TTL in ms
+-- Returns 1 when the key was ours and now lives ARGV[2] ms, 0 otherwise.
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
