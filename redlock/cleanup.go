@@ -8,11 +8,13 @@ import (
 )
 
 // sendRelease is the owner-checked delete of one key on one master; it
-// answers 1 when the key was value's and is now gone, 0 otherwise. It also
-// wakes the key's waiters.
-func sendRelease(key, value string) func(context.Context, *master) (int64, error) {
+// answers 1 when the key was value's and is now gone, 0 otherwise. With
+// publish it wakes the key's waiters: only the release of a held lease does.
+// Cleanup after a failed attempt does not, or two contenders that split the
+// vote would wake each other in lockstep and split it again forever.
+func sendRelease(key, value string, publish bool) func(context.Context, *master) (int64, error) {
 	return func(ctx context.Context, m *master) (int64, error) {
-		res, err := releaseBatch(ctx, m, []string{key}, []string{value})
+		res, err := releaseBatch(ctx, m, []string{key}, []string{value}, publish)
 		if err != nil {
 			return 0, err
 		}
@@ -20,12 +22,16 @@ func sendRelease(key, value string) func(context.Context, *master) (int64, error
 	}
 }
 
-func releaseBatch(ctx context.Context, m *master, keys, values []string) ([]int64, error) {
+func releaseBatch(ctx context.Context, m *master, keys, values []string, publish bool) ([]int64, error) {
 	args := make([]any, 0, len(values)+1)
 	for _, v := range values {
 		args = append(args, v)
 	}
-	args = append(args, ChannelPrefix)
+	if publish {
+		args = append(args, ChannelPrefix)
+	} else {
+		args = append(args, "")
+	}
 	res, err := releaseScript.Run(ctx, m.rdb, keys, args...).Int64Slice()
 	if err == nil && len(res) != len(keys) {
 		err = fmt.Errorf("release script answered %d results for %d keys", len(res), len(keys))
@@ -51,6 +57,10 @@ type cleanEntry struct {
 	fate       fate
 	horizon    time.Time // give up (the key expires by its TTL) after this
 	firstZero  time.Time // when the master first answered "not there"
+	// settledAtSend is the fate's settled flag as it was before the delete
+	// now in flight was sent. Only then does a "0" answer prove that nothing
+	// is left: a command settled later may have run after the delete.
+	settledAtSend bool
 }
 
 // cleaner removes, in the background, the keys that failed attempts and
@@ -101,7 +111,7 @@ func (cl *cleaner) run() {
 		}
 		timeout := cl.c.masterTimeout(0)
 		r := startRound(context.Background(), cl.c, []int{cl.m.index}, timeout,
-			func(ctx context.Context, m *master) ([]int64, error) { return releaseBatch(ctx, m, keys, values) })
+			func(ctx context.Context, m *master) ([]int64, error) { return releaseBatch(ctx, m, keys, values, false) })
 		rep, ok, _ := r.next(context.Background())
 		r.stop()
 		cl.settle(batch, rep.val, ok && rep.err == nil)
@@ -128,7 +138,8 @@ func (cl *cleaner) due() []*cleanEntry {
 	now := cl.c.cfg.clock.Now()
 	var batch []*cleanEntry
 	for k, e := range cl.pending {
-		if known, mayExist, _ := e.fate(); known && !mayExist {
+		known, mayExist, settled := e.fate()
+		if known && !mayExist {
 			delete(cl.pending, k)
 			continue
 		}
@@ -138,6 +149,7 @@ func (cl *cleaner) due() []*cleanEntry {
 			continue
 		}
 		if len(batch) < maxCleanBatch {
+			e.settledAtSend = settled
 			batch = append(batch, e)
 		}
 	}
@@ -163,28 +175,52 @@ func (cl *cleaner) settle(batch []*cleanEntry, deleted []int64, answered bool) {
 			delete(cl.pending, k)
 			continue
 		}
-		_, _, settled := e.fate()
 		if e.firstZero.IsZero() {
 			e.firstZero = now
 		}
-		if settled || now.Sub(e.firstZero) >= settleWindow {
+		if e.settledAtSend || now.Sub(e.firstZero) >= settleWindow {
 			delete(cl.pending, k)
 		}
 	}
 }
 
-// cleanupAttempt removes what a failed attempt may have left: every master
-// that granted, and every master whose answer is unknown, gets the
-// owner-checked delete in the background. Masters that answered "held by
-// another owner", or whose command provably was not applied, need nothing.
+// cleanupAttempt removes what a failed attempt may have left. The masters
+// that granted are live: the owner-checked delete is sent to them at once and
+// waited for (up to the per-master timeout), so that the next attempt, ours
+// or a contender's, does not trip over our keys. Every master whose answer is
+// unknown, and any granting master that did not confirm, is handed to its
+// cleaner in the background. Masters that answered "held by another owner",
+// or whose command provably was not applied, need nothing.
 func (c *Client) cleanupAttempt(key, value string, ttl time.Duration, start time.Time, r *round[grant]) {
 	horizon := start.Add(max(c.cfg.cleanupHorizon, ttl))
+	var granted []int
 	for i := range r.done {
 		f := acquireFate(r, i)
-		if known, mayExist, _ := f(); known && !mayExist {
-			continue
+		known, mayExist, settled := f()
+		switch {
+		case known && !mayExist:
+		case known && settled:
+			granted = append(granted, i)
+		default:
+			c.cleaners[i].add(key, value, f, horizon)
 		}
-		c.cleaners[i].add(key, value, f, horizon)
+	}
+	if len(granted) == 0 {
+		return
+	}
+	rr := startRound(context.Background(), c, granted, c.masterTimeout(ttl), sendRelease(key, value, false))
+	for {
+		rep, ok, _ := rr.next(context.Background())
+		if !ok {
+			break
+		}
+		if rep.err != nil {
+			c.cleaners[rep.master].add(key, value, acquireFate(r, rep.master), horizon)
+		}
+	}
+	rr.stop()
+	for _, i := range rr.unanswered() {
+		c.cleaners[i].add(key, value, acquireFate(r, i), horizon)
 	}
 }
 

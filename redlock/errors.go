@@ -67,7 +67,9 @@ type MasterError struct {
 	Err    error
 }
 
-func (e *MasterError) Error() string { return fmt.Sprintf("master %d (%s): %v", e.Master, e.Addr, e.Err) }
+func (e *MasterError) Error() string {
+	return fmt.Sprintf("master %d (%s): %v", e.Master, e.Addr, e.Err)
+}
 
 func (e *MasterError) Unwrap() error { return e.Err }
 

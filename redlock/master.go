@@ -3,6 +3,7 @@ package redlock
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -17,6 +18,10 @@ type master struct {
 	// slots bounds the commands in flight to this master: a stalled master
 	// (SIGSTOP, a blackhole) cannot collect an unbounded number of goroutines.
 	slots chan struct{}
+
+	// suspect is set when the master let a round time out and cleared when
+	// it answers; rounds do not wait for a suspect master (see round.remaining).
+	suspect atomic.Bool
 
 	mu     sync.Mutex
 	health health // restart detection and quarantine (quarantine.go)

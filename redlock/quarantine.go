@@ -366,4 +366,3 @@ func (c *Client) epochOf(ctx context.Context, m *master) string {
 	}
 	return v
 }
-

@@ -51,7 +51,7 @@ func (l *Lease) Release(ctx context.Context) error {
 // there a "0" answer is checked once more before cleanup stops.
 func (c *Client) releaseAll(ctx context.Context, key, value string, ttl time.Duration, unsettled map[int]bool) (deleted, notOwner int, errs *multierror.Error, cause error) {
 	timeout := c.masterTimeout(ttl)
-	r := startRound(ctx, c, c.allMasters(), timeout, sendRelease(key, value))
+	r := startRound(ctx, c, c.allMasters(), timeout, sendRelease(key, value, true))
 	var recheck []int
 	for deleted < c.quorum && notOwner <= len(c.masters)-c.quorum {
 		rep, ok, ctxErr := r.next(ctx)

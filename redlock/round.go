@@ -20,6 +20,7 @@ type reply[T any] struct {
 // still recorded (see late), which is what cleanup after a failed attempt
 // needs.
 type round[T any] struct {
+	c       *Client
 	replies chan reply[T]
 	timer   Timer
 	pending map[int]bool // masters whose answer has not been taken yet
@@ -37,6 +38,7 @@ type round[T any] struct {
 func startRound[T any](ctx context.Context, c *Client, idx []int, timeout time.Duration,
 	do func(ctx context.Context, m *master) (T, error)) *round[T] {
 	r := &round[T]{
+		c:       c,
 		replies: make(chan reply[T], len(idx)),
 		pending: make(map[int]bool, len(idx)),
 		done:    make(map[int]chan struct{}, len(idx)),
@@ -67,6 +69,9 @@ func startRound[T any](ctx context.Context, c *Client, idx []int, timeout time.D
 			if err != nil {
 				rep.err = m.errorf(err)
 			}
+			if err == nil || isDefinite(err) {
+				m.suspect.Store(false) // it answers again
+			}
 			*slot = rep
 			close(done)
 			r.replies <- rep
@@ -87,14 +92,29 @@ func (r *round[T]) next(ctx context.Context) (rep reply[T], ok bool, cause error
 		delete(r.pending, rep.master)
 		return rep, true, nil
 	case <-r.timer.C():
+		for i := range r.pending {
+			r.c.masters[i].suspect.Store(true)
+		}
 		return rep, false, nil
 	case <-ctx.Done():
 		return rep, false, context.Cause(ctx)
 	}
 }
 
-// remaining is the number of masters whose answer has not been taken.
-func (r *round[T]) remaining() int { return len(r.pending) }
+// remaining is the number of masters whose answer has not been taken and
+// may still come in time. A master that let a round time out is suspect
+// until it answers again: rounds do not wait for it (its command is still
+// sent, and an answer that arrives before the decision still counts), so a
+// master that is down costs one timeout, not one per attempt.
+func (r *round[T]) remaining() int {
+	n := 0
+	for i := range r.pending {
+		if !r.c.masters[i].suspect.Load() {
+			n++
+		}
+	}
+	return n
+}
 
 // unanswered lists the masters whose answer has not been taken, in no order.
 func (r *round[T]) unanswered() []int {

@@ -1,14 +1,17 @@
 -- Owner-checked release of one or more keys, run atomically on one master;
 -- wakes the waiters of every key it deletes.
 -- KEYS the lock keys; ARGV[i] the value expected at KEYS[i]; the last ARGV is
--- the release channel prefix (the channel of key K is prefix..K).
+-- the release channel prefix (the channel of key K is prefix..K), or '' to
+-- publish nothing.
 -- Returns, per key, 1 when it was deleted and 0 when it was not that value's.
 local prefix = ARGV[#KEYS + 1]
 local out = {}
 for i, key in ipairs(KEYS) do
   if redis.call('GET', key) == ARGV[i] then
     redis.call('DEL', key)
-    redis.call('PUBLISH', prefix .. key, '1')
+    if prefix ~= '' then
+      redis.call('PUBLISH', prefix .. key, '1')
+    end
     out[i] = 1
   else
     out[i] = 0

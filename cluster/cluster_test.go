@@ -1,0 +1,127 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quorumlock/quorumlock/cluster/clustertest"
+	"github.com/quorumlock/quorumlock/redlock"
+)
+
+func TestDialRejectsBadInput(t *testing.T) {
+	ctx := context.Background()
+	for name, urls := range map[string][]string{
+		"empty":     nil,
+		"bad url":   {"http://example:6379"},
+		"duplicate": {"redis://127.0.0.1:1", "redis://127.0.0.1:1/0"},
+	} {
+		if _, err := Dial(ctx, urls); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("%s: Dial(%v) = %v, want ErrInvalidArgument", name, urls, err)
+		}
+	}
+	if _, err := Dial(ctx, []string{"redis://127.0.0.1:1"}, WithTimeouts(0, time.Second)); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("zero dial timeout: %v", err)
+	}
+}
+
+func TestFromEnv(t *testing.T) {
+	ctx := context.Background()
+	t.Setenv(EnvMasters, "")
+	if _, err := FromEnv(ctx); !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), EnvMasters) {
+		t.Fatalf("unset %s: %v", EnvMasters, err)
+	}
+	rc := clustertest.Start(t, 3)
+	t.Setenv(EnvMasters, strings.Join(rc.URLs(), " , "))
+	c, err := FromEnv(ctx, WithPing())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if len(c.Clients()) != 3 {
+		t.Fatalf("%d clients, want 3", len(c.Clients()))
+	}
+}
+
+func TestDialWithPingReportsDeadMaster(t *testing.T) {
+	rc := clustertest.Start(t, 2)
+	urls := rc.URLs()
+	if err := rc.Servers[1].Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Dial(context.Background(), urls, WithPing())
+	if err == nil || !strings.Contains(err.Error(), "master 1") {
+		t.Fatalf("Dial with a dead master: %v; want an error naming master 1", err)
+	}
+}
+
+func TestCheckDescribesMasters(t *testing.T) {
+	ctx := context.Background()
+	plain := clustertest.StartServer(t, clustertest.NoPersistence)
+	durable := clustertest.StartServer(t, clustertest.AOFAlways)
+	dead := clustertest.StartServer(t, clustertest.NoPersistence)
+	c, err := Dial(ctx, []string{plain.URL(), durable.URL(), dead.URL()}, WithLongestTTL(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := dead.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	st := c.Check(ctx)
+	if len(st) != 3 {
+		t.Fatalf("%d statuses", len(st))
+	}
+	p, d, x := st[0], st[1], st[2]
+	if !p.Reachable || p.RunID == "" || p.Version == "" || p.Latency <= 0 {
+		t.Fatalf("plain master: %+v", p)
+	}
+	if p.ClockOffset > time.Second || p.ClockOffset < -time.Second {
+		t.Fatalf("clock offset %v against a local redis-server", p.ClockOffset)
+	}
+	if p.AOF || p.Durable() || !p.Quarantined || !strings.Contains(p.QuarantineReason, "without appendfsync always") {
+		t.Fatalf("plain master young without AOF must be quarantined: %+v", p)
+	}
+	if p.DELEX {
+		t.Fatalf("Debian's redis-server 7 reported DELEX")
+	}
+	if !d.Reachable || !d.AOF || d.AppendFsync != "always" || !d.Durable() {
+		t.Fatalf("durable master: %+v", d)
+	}
+	if !d.Quarantined || !strings.Contains(d.QuarantineReason, "epoch marker") {
+		t.Fatalf("durable master never used by quorumlock: %+v; want quarantined for its missing epoch marker", d)
+	}
+	if x.Reachable || x.Err == nil {
+		t.Fatalf("dead master: %+v", x)
+	}
+
+	// Once a client has set the markers, a durable master votes at once.
+	lc, err := redlock.New(c.Clients()[1:2], redlock.WithQuarantine(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lc.Close()
+	lease, err := lc.TryLock(ctx, "k", time.Second)
+	if err != nil {
+		t.Fatalf("lock on a single durable master: %v", err)
+	}
+	_ = lease.Release(ctx)
+	if d := c.Check(ctx)[1]; d.Quarantined || !d.Epoch {
+		t.Fatalf("durable master after first use: %+v", d)
+	}
+}
+
+func TestRedactHidesPasswords(t *testing.T) {
+	for in, want := range map[string]string{
+		"redis://:secret@h:6379/0": "redis://:xxxxx@h:6379/0",
+		"rediss://user:pw@h:6380":  "rediss://user:xxxxx@h:6380",
+		"redis://h:6379":           "redis://h:6379",
+		"redis://user@h:6379":      "redis://user@h:6379",
+	} {
+		if got := redact(in); got != want {
+			t.Errorf("redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

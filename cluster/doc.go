@@ -1,0 +1,13 @@
+// Package cluster dials, describes and checks the independent Redis masters
+// a quorum lock runs on.
+//
+// Dial takes redis:// and rediss:// URLs (FromEnv reads them from
+// REDLOCK_MASTERS) and builds go-redis clients with fail-fast settings:
+// ContextTimeoutEnabled, so that a stalled master cannot hold a call past its
+// context, short dial/read/write timeouts, and no retries of their own (the
+// lock retries whole attempts). Check reports, per master, what an operator
+// needs before trusting it with locks: reachability and latency, the clock
+// offset between the master's TIME and the local clock, version, run_id,
+// uptime, persistence, DELEX support, and whether a quorumlock client would
+// quarantine it after a restart, and why.
+package cluster
