@@ -55,6 +55,7 @@ const settleWindow = time.Second
 type cleanEntry struct {
 	key, value string
 	fate       fate
+	notBefore  time.Time // first check; by then the original answer has usually come
 	horizon    time.Time // give up (the key expires by its TTL) after this
 	firstZero  time.Time // when the master first answered "not there"
 	// settledAtSend is the fate's settled flag as it was before the delete
@@ -81,11 +82,13 @@ func newCleaner(c *Client, m *master) *cleaner {
 	return &cleaner{c: c, m: m, pending: make(map[[2]string]*cleanEntry), kick: make(chan struct{}, 1)}
 }
 
-// add schedules key (holding value) for removal.
-func (cl *cleaner) add(key, value string, f fate, horizon time.Time) {
+// add schedules key (holding value) for removal, checked first after delay:
+// an answer still on its way then makes the check unnecessary.
+func (cl *cleaner) add(key, value string, f fate, delay time.Duration, horizon time.Time) {
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
-	cl.pending[[2]string{key, value}] = &cleanEntry{key: key, value: value, fate: f, horizon: horizon}
+	notBefore := cl.c.cfg.clock.Now().Add(delay)
+	cl.pending[[2]string{key, value}] = &cleanEntry{key: key, value: value, fate: f, notBefore: notBefore, horizon: horizon}
 	select {
 	case cl.kick <- struct{}{}:
 	default:
@@ -101,9 +104,15 @@ const maxCleanBatch = 256
 func (cl *cleaner) run() {
 	wait := 10 * time.Millisecond
 	for {
-		batch := cl.due()
-		if batch == nil {
+		batch, next := cl.due()
+		if batch == nil && next.IsZero() {
 			return
+		}
+		if len(batch) == 0 { // nothing due yet
+			if !cl.sleep(next.Sub(cl.c.cfg.clock.Now())) {
+				return
+			}
+			continue
 		}
 		keys, values := make([]string, len(batch)), make([]string, len(batch))
 		for i, e := range batch {
@@ -111,32 +120,39 @@ func (cl *cleaner) run() {
 		}
 		timeout := cl.c.masterTimeout(0)
 		r := startRound(context.Background(), cl.c, []int{cl.m.index}, timeout,
-			func(ctx context.Context, m *master) ([]int64, error) { return releaseBatch(ctx, m, keys, values, false) })
+			func(ctx context.Context, m *master) ([]int64, error) {
+				return releaseBatch(ctx, m, keys, values, false)
+			})
 		rep, ok, _ := r.next(context.Background())
 		r.stop()
 		cl.settle(batch, rep.val, ok && rep.err == nil)
-
-		t := cl.c.cfg.clock.NewTimer(wait)
-		select {
-		case <-cl.c.closing:
-			t.Stop()
+		if !cl.sleep(wait) {
 			return
-		case <-cl.kick:
-			t.Stop()
-			wait = 10 * time.Millisecond
-		case <-t.C():
-			wait = min(wait*2, time.Second)
 		}
+		wait = min(wait*2, time.Second)
 	}
 }
 
+// sleep waits d, or less when new work is added; false when the client closes.
+func (cl *cleaner) sleep(d time.Duration) bool {
+	t := cl.c.cfg.clock.NewTimer(max(d, time.Millisecond))
+	defer t.Stop()
+	select {
+	case <-cl.c.closing:
+		return false
+	case <-cl.kick:
+	case <-t.C():
+	}
+	return true
+}
+
 // due drops what needs no more work and returns up to maxCleanBatch entries
-// to check now; nil (and the worker stops) when nothing is pending.
-func (cl *cleaner) due() []*cleanEntry {
+// to check now, and when the next entry not yet due becomes due. Both are
+// empty (and the worker stops) when nothing is pending.
+func (cl *cleaner) due() (batch []*cleanEntry, next time.Time) {
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
 	now := cl.c.cfg.clock.Now()
-	var batch []*cleanEntry
 	for k, e := range cl.pending {
 		known, mayExist, settled := e.fate()
 		if known && !mayExist {
@@ -148,6 +164,12 @@ func (cl *cleaner) due() []*cleanEntry {
 			delete(cl.pending, k)
 			continue
 		}
+		if now.Before(e.notBefore) {
+			if next.IsZero() || e.notBefore.Before(next) {
+				next = e.notBefore
+			}
+			continue
+		}
 		if len(batch) < maxCleanBatch {
 			e.settledAtSend = settled
 			batch = append(batch, e)
@@ -155,9 +177,8 @@ func (cl *cleaner) due() []*cleanEntry {
 	}
 	if len(cl.pending) == 0 {
 		cl.running = false
-		return nil
 	}
-	return batch
+	return batch, next
 }
 
 // settle applies the master's answers to batch.
@@ -201,8 +222,8 @@ func (c *Client) cleanupAttempt(key, value string, ttl time.Duration, start time
 		case known && !mayExist:
 		case known && settled:
 			granted = append(granted, i)
-		default:
-			c.cleaners[i].add(key, value, f, horizon)
+		default: // the answer is still on its way, or was a transport error
+			c.cleaners[i].add(key, value, f, c.masterTimeout(ttl), horizon)
 		}
 	}
 	if len(granted) == 0 {
@@ -215,12 +236,12 @@ func (c *Client) cleanupAttempt(key, value string, ttl time.Duration, start time
 			break
 		}
 		if rep.err != nil {
-			c.cleaners[rep.master].add(key, value, acquireFate(r, rep.master), horizon)
+			c.cleaners[rep.master].add(key, value, acquireFate(r, rep.master), 0, horizon)
 		}
 	}
 	rr.stop()
 	for _, i := range rr.unanswered() {
-		c.cleaners[i].add(key, value, acquireFate(r, i), horizon)
+		c.cleaners[i].add(key, value, acquireFate(r, i), 0, horizon)
 	}
 }
 

@@ -14,7 +14,7 @@ const (
 	DefaultDriftFactor = 0.01
 	// DefaultMaxInFlight bounds the commands to one master still waiting for
 	// an answer. A stalled master cannot collect more goroutines than this.
-	DefaultMaxInFlight = 64
+	DefaultMaxInFlight = 1024
 	// DefaultCleanupHorizon is how long after a failed attempt the client keeps
 	// retrying the owner-checked delete on masters whose answer is unknown.
 	DefaultCleanupHorizon = time.Minute
@@ -163,7 +163,7 @@ func WithoutQuarantine() Option {
 }
 
 // WithMaxInFlight bounds the commands to one master still waiting for an
-// answer. Default DefaultMaxInFlight (64).
+// answer. Default DefaultMaxInFlight (1024).
 func WithMaxInFlight(n int) Option {
 	return func(c *config) error {
 		if n < 1 {

@@ -271,7 +271,8 @@ func (d *demo) cleanup(ctx context.Context) {
 	waitUntil(wctx, func() bool { return d.ms.keysLeft(lockKey) == 0 })
 	d.check(d.ms.keysLeft(lockKey) == 0, "lock key %q on %d masters (queued SETs of paused masters were cleaned up)", lockKey, d.ms.keysLeft(lockKey))
 	fence := redlock.FencePrefix + lockKey
-	d.check(d.ms.keysLeft(fence) == d.cfg.Masters, "fencing counter %q kept on all %d masters (it never expires)", fence, d.ms.keysLeft(fence))
+	q := d.clients[0].Quorum()
+	d.check(d.ms.keysLeft(fence) >= q, "fencing counter %q kept on %d masters, at least a majority (it never expires)", fence, d.ms.keysLeft(fence))
 }
 
 func strictlyIncreasing(ts []fencing.Token) bool {

@@ -1,0 +1,115 @@
+package redlock
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/quorumlock/quorumlock/cluster/clustertest"
+)
+
+// Benchmarks on five real redis-server masters on loopback:
+//
+//	go test -run '^$' -bench . -benchtime 3s ./redlock/
+//
+// docs/performance.md records the figures.
+
+func benchClient(b *testing.B, masters *clustertest.Cluster, opts ...Option) *Client {
+	b.Helper()
+	c, err := New(masters.Clients(b), append([]Option{WithoutQuarantine()}, opts...)...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// BenchmarkLockUnlock is TryLock + Release of a key no one else wants, from
+// 1, 16 and 64 goroutines, with fencing tokens (two round trips to acquire)
+// and without (one).
+func BenchmarkLockUnlock(b *testing.B) {
+	masters := clustertest.Start(b, 5)
+	for _, fencing := range []bool{true, false} {
+		c := benchClient(b, masters, WithFencing(fencing))
+		for _, g := range []int{1, 16, 64} {
+			b.Run(fmt.Sprintf("fencing=%v/goroutines=%d", fencing, g), func(b *testing.B) {
+				ctx := context.Background()
+				var wg sync.WaitGroup
+				per := (b.N + g - 1) / g
+				b.ResetTimer()
+				for w := range g {
+					wg.Go(func() {
+						key := fmt.Sprintf("bench:%d", w)
+						for range per {
+							lease, err := c.TryLock(ctx, key, 10*time.Second)
+							if err != nil {
+								b.Error(err)
+								return
+							}
+							if err := lease.Release(ctx); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					})
+				}
+				wg.Wait()
+				b.StopTimer()
+				b.ReportMetric(float64(per*g)/b.Elapsed().Seconds(), "locks/s")
+			})
+		}
+	}
+}
+
+// BenchmarkHotKey is 32 contenders (4 clients of 8 goroutines) taking turns
+// on one key with Lock: owner changes per second and the wait for the lock.
+func BenchmarkHotKey(b *testing.B) {
+	masters := clustertest.Start(b, 5)
+	var clients []*Client
+	for range 4 {
+		clients = append(clients, benchClient(b, masters))
+	}
+	const contenders = 32
+	ctx := context.Background()
+	var mu sync.Mutex
+	var waits []time.Duration
+	per := (b.N + contenders - 1) / contenders
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	for w := range contenders {
+		c := clients[w%len(clients)]
+		wg.Go(func() {
+			local := make([]time.Duration, 0, per)
+			for range per {
+				lctx, cancel := context.WithTimeout(ctx, time.Minute)
+				start := time.Now()
+				lease, err := c.Lock(lctx, "hot", 10*time.Second)
+				cancel()
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				local = append(local, time.Since(start))
+				if err := lease.Release(ctx); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+			mu.Lock()
+			waits = append(waits, local...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	if len(waits) == 0 {
+		return
+	}
+	slices.Sort(waits)
+	b.ReportMetric(float64(len(waits))/b.Elapsed().Seconds(), "owner-changes/s")
+	b.ReportMetric(float64(waits[len(waits)/2].Microseconds()), "wait-p50-µs")
+	b.ReportMetric(float64(waits[len(waits)*99/100].Microseconds()), "wait-p99-µs")
+}
