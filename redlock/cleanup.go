@@ -223,7 +223,7 @@ func (c *Client) cleanupAttempt(key, value string, ttl time.Duration, start time
 		case known && settled:
 			granted = append(granted, i)
 		default: // the answer is still on its way, or was a transport error
-			c.cleaners[i].add(key, value, f, c.masterTimeout(ttl), horizon)
+			c.finishLater(key, value, i, r.done[i], f, c.masterTimeout(ttl), horizon)
 		}
 	}
 	if len(granted) == 0 {
@@ -243,6 +243,39 @@ func (c *Client) cleanupAttempt(key, value string, ttl time.Duration, start time
 	for _, i := range rr.unanswered() {
 		c.cleaners[i].add(key, value, acquireFate(r, i), 0, horizon)
 	}
+}
+
+// finishLater waits (up to timeout) for the answer that decides whether
+// key may be left on master i, and acts on it at once: nothing to do, one
+// owner-checked delete, or, when the answer does not come or does not
+// settle it, the master's cleaner. Waiting for the answer instead of
+// checking after a fixed delay matters: under contention a key left behind
+// by a split vote blocks every contender until it is gone.
+func (c *Client) finishLater(key, value string, i int, done <-chan struct{}, f fate, timeout time.Duration, horizon time.Time) {
+	c.goBackground(func() {
+		t := c.cfg.clock.NewTimer(timeout)
+		select {
+		case <-done:
+			t.Stop()
+		case <-t.C():
+		case <-c.closing:
+			t.Stop()
+			return
+		}
+		known, mayExist, settled := f()
+		if known && !mayExist {
+			return
+		}
+		if known && settled {
+			r := startRound(context.Background(), c, []int{i}, timeout, sendRelease(key, value, false))
+			rep, ok, _ := r.next(context.Background())
+			r.stop()
+			if ok && rep.err == nil {
+				return // deleted, or not there: the SET was answered, nothing can appear any more
+			}
+		}
+		c.cleaners[i].add(key, value, f, 0, horizon)
+	})
 }
 
 // acquireFate reads master i's answer to round 1 of an attempt.

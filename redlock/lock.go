@@ -3,6 +3,7 @@ package redlock
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -23,22 +24,26 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration, opts .
 	if err != nil {
 		return nil, err
 	}
+	// Subscribe before queueing: the key stays subscribed while anyone of
+	// this Client waits for it, so a release is not missed between heads.
+	wake, unwatch := c.notifier.watch(key)
+	defer unwatch()
 	leave, err := c.queues.join(ctx, key)
 	defer leave()
 	if err != nil {
 		return nil, &Error{Op: "lock", Key: key, Kind: ErrNotAcquired, Quorum: c.quorum, Cause: err}
 	}
-	wake, unwatch := c.notifier.watch(key)
-	defer unwatch()
 
 	b := c.cfg.newBackOff()
 	b.Reset()
 	for {
 		woken := wake() // taken before the attempt: a release during it is not missed
+		began := c.cfg.clock.Now()
 		lease, err := c.attempt(ctx, key, ttl, lc)
 		if err == nil {
 			return lease, nil
 		}
+		took := c.cfg.clock.Now().Sub(began)
 		var e *Error
 		if !errors.As(err, &e) || e.Cause != nil {
 			return nil, err
@@ -58,7 +63,29 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration, opts .
 			return nil, ErrClosed
 		case <-woken:
 			t.Stop()
+			// Every waiter of every process wakes on the same release. Attempts
+			// that start together split the vote and all fail; a random delay
+			// of up to two attempt durations spreads them apart.
+			if !c.sleep(ctx, time.Duration(rand.Int64N(int64(2*took)+1))) {
+				e.Cause = context.Cause(ctx)
+				return nil, e
+			}
 		case <-t.C():
 		}
+	}
+}
+
+// sleep waits d on the client's clock; false when ctx ended first.
+func (c *Client) sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctxDone(ctx) == nil
+	}
+	t := c.cfg.clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C():
+		return true
 	}
 }

@@ -248,6 +248,11 @@ func (c *Client) syncCounters(ctx context.Context, i int) {
 	}
 }
 
+// raiseFromOthers raises master i's counters from the other masters whose
+// counters are complete: those that vote (probed, not waiting for a sync of
+// their own) and whose epoch marker is still the one trusted before and
+// after their counters are read. A master that lost its data and has not
+// been synced yet would hide the tokens it forgot.
 func (c *Client) raiseFromOthers(ctx context.Context, i int) error {
 	ctx, cancel := context.WithTimeout(ctx, max(10*time.Second, c.longest()))
 	defer cancel()
@@ -260,19 +265,34 @@ func (c *Client) raiseFromOthers(ctx context.Context, i int) error {
 		err  error
 	}
 	res := make(chan counters, len(c.masters)-1)
+	asked := 0
+	now := c.cfg.clock.Now()
 	for j, o := range c.masters {
 		if j == i {
 			continue
 		}
+		o.mu.Lock()
+		epoch, ok := o.health.epoch, o.health.voteBlocker(now) == ""
+		o.mu.Unlock()
+		if !ok || epoch == "" {
+			continue
+		}
+		asked++
 		go func() {
-			vals, err := readCounters(ctx, o.rdb)
+			vals, err := readCounters(ctx, o.rdb, epoch)
+			if err != nil {
+				err = o.errorf(err)
+			}
 			res <- counters{vals, err}
 		}()
+	}
+	if asked < need {
+		return fmt.Errorf("only %d other masters have complete counters; %d needed", asked, need)
 	}
 	highest := make(map[string]fencing.Token)
 	var errs *multierror.Error
 	got := 0
-	for range len(c.masters) - 1 {
+	for range asked {
 		r := <-res
 		if r.err != nil {
 			errs = multierror.Append(errs, r.err)
@@ -292,8 +312,23 @@ func (c *Client) raiseFromOthers(ctx context.Context, i int) error {
 	return raiseCounters(ctx, c.masters[i].rdb, highest)
 }
 
-// readCounters reads every fencing counter on a master.
-func readCounters(ctx context.Context, rdb redis.UniversalClient) (map[string]fencing.Token, error) {
+// readCounters reads every fencing counter on a master, checking that its
+// epoch marker is epoch before and after: otherwise the master lost its data
+// meanwhile and its counters prove nothing.
+func readCounters(ctx context.Context, rdb redis.UniversalClient, epoch string) (map[string]fencing.Token, error) {
+	sameEpoch := func() error {
+		v, err := rdb.Get(ctx, EpochKey).Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return err
+		}
+		if v != epoch {
+			return errors.New("lost its data while its counters were read")
+		}
+		return nil
+	}
+	if err := sameEpoch(); err != nil {
+		return nil, err
+	}
 	out := make(map[string]fencing.Token)
 	iter := rdb.Scan(ctx, 0, FencePrefix+"*", 1000).Iterator()
 	var keys []string
@@ -330,7 +365,10 @@ func readCounters(ctx context.Context, rdb redis.UniversalClient) (map[string]fe
 	if err := iter.Err(); err != nil {
 		return nil, err
 	}
-	return out, flush()
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	return out, sameEpoch()
 }
 
 // raiseCounters raises each counter on rdb to at least its value (never lowers).

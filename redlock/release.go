@@ -75,7 +75,7 @@ func (c *Client) releaseAll(ctx context.Context, key, value string, ttl time.Dur
 	r.stop()
 	horizon := c.cfg.clock.Now().Add(max(c.cfg.cleanupHorizon, ttl))
 	for _, i := range append(recheck, r.unanswered()...) {
-		c.cleaners[i].add(key, value, releaseFate(r, i, !unsettled[i]), timeout, horizon)
+		c.finishLater(key, value, i, r.done[i], releaseFate(r, i, !unsettled[i]), timeout, horizon)
 	}
 	return deleted, notOwner, errs, cause
 }
