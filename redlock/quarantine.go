@@ -189,13 +189,14 @@ func (c *Client) probeMaster(ctx context.Context, i int) {
 		h.until, h.reason = now.Add(wait), reason
 		c.cfg.logger.Info("redlock: master quarantined", "master", m.addr, "reason", reason, "for", wait)
 	}
-	switch {
-	case r.info.Epoch == "":
-		h.needSync = true // never used by quorumlock, or lost its data
-	case h.epoch == "" && !h.needSync:
-		h.epoch = r.info.Epoch
-	case h.epoch != "" && r.info.Epoch != h.epoch:
-		h.needSync, h.epoch = true, ""
+	if r.info.Epoch == "" {
+		h.needSync, h.epoch = true, "" // never used by quorumlock, or lost its data
+	} else {
+		// A marker is only ever set once the master's counters were raised
+		// (or on a fresh cluster, see bootstrap): adopt it. A marker other than
+		// the trusted one means the master lost its data since and was synced
+		// by another client; probe.Quarantine made it wait the longest TTL.
+		h.needSync, h.epoch = false, r.info.Epoch
 	}
 	h.runID, h.probed = r.info.RunID, true
 }
@@ -221,7 +222,11 @@ func (c *Client) acceptEpoch(i int, epoch string) bool {
 		h.until = until
 		h.reason = fmt.Sprintf("lost its data (epoch marker changed); waits the longest TTL %v", c.longest())
 	}
-	h.needSync, h.epoch = true, ""
+	if epoch == "" {
+		h.needSync, h.epoch = true, "" // its counters must be raised before it votes
+	} else {
+		h.needSync, h.epoch = false, epoch // another client already raised them
+	}
 	c.cfg.logger.Warn("redlock: master lost its data; quarantined", "master", m.addr, "for", c.longest())
 	return false
 }
@@ -287,7 +292,7 @@ func (c *Client) raiseFromOthers(ctx context.Context, i int) error {
 		}()
 	}
 	if asked < need {
-		return fmt.Errorf("only %d other masters have complete counters; %d needed", asked, need)
+		return c.bootstrap(ctx, asked, need)
 	}
 	highest := make(map[string]fencing.Token)
 	var errs *multierror.Error
@@ -310,6 +315,34 @@ func (c *Client) raiseFromOthers(ctx context.Context, i int) error {
 		return fmt.Errorf("counters from %d of the %d other masters needed: %w", got, need, errs.ErrorOrNil())
 	}
 	return raiseCounters(ctx, c.masters[i].rdb, highest)
+}
+
+// bootstrap handles a cluster that no quorumlock client with quarantine has
+// used yet: no master carries an epoch marker, so no token was ever written
+// back and there are no counters to raise. It then marks every master at
+// once, so that they all count as complete together (marking them one by one
+// would leave each waiting for complete peers that never come). Every master
+// must answer: one that does not might carry a marker, and then the others
+// lost their data rather than never having any.
+func (c *Client) bootstrap(ctx context.Context, complete, need int) error {
+	notFresh := fmt.Errorf("only %d other masters have complete counters; %d needed", complete, need)
+	for _, m := range c.masters {
+		v, err := m.rdb.Get(ctx, EpochKey).Result()
+		switch {
+		case errors.Is(err, redis.Nil):
+		case err != nil:
+			return fmt.Errorf("%w (and master %s, unreachable, may carry an epoch marker)", notFresh, m.addr)
+		case v != "":
+			return notFresh
+		}
+	}
+	for _, m := range c.masters {
+		if err := m.rdb.SetNX(ctx, EpochKey, newValue(), 0).Err(); err != nil {
+			return err
+		}
+	}
+	c.cfg.logger.Info("redlock: fresh cluster: epoch markers set on every master")
+	return nil
 }
 
 // readCounters reads every fencing counter on a master, checking that its

@@ -108,7 +108,7 @@ func TestTokensUnderMinorityFaults(t *testing.T) {
 	}
 
 	stop := make(chan struct{})
-	nem := newNemesis(t, masters, rand.Uint64())
+	nem := newNemesis(t, masters, rand.Uint64(), 3*ttl)
 	nemDone := make(chan struct{})
 	go func() { nem.run(stop); close(nemDone) }()
 

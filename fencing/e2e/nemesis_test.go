@@ -12,23 +12,28 @@ import (
 // nemesis injects faults into a minority of masters at random: SIGSTOP for a
 // while, SIGKILL and a restart without persistence after a while, or an
 // immediate restart without persistence. At most maxFaulty masters are
-// faulted at once.
+// faulted at once, and a master that lost its data counts as faulted until it
+// could have rejoined (rejoin: its quarantine and counter sync). That is the
+// fault model: a majority losing its data within one quarantine would take
+// the counters with it, whatever the protocol.
 type nemesis struct {
 	t         *testing.T
 	masters   *clustertest.Cluster
 	rng       *rand.Rand
 	maxFaulty int
+	rejoin    time.Duration
 
 	mu                      sync.Mutex
 	faulty                  map[int]bool
+	next                    int // the kind of the next fault
 	pauses, kills, restarts int
 	wg                      sync.WaitGroup
 }
 
-func newNemesis(t *testing.T, masters *clustertest.Cluster, seed uint64) *nemesis {
+func newNemesis(t *testing.T, masters *clustertest.Cluster, seed uint64, rejoin time.Duration) *nemesis {
 	t.Logf("nemesis seed %d", seed)
 	return &nemesis{
-		t: t, masters: masters, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		t: t, masters: masters, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), rejoin: rejoin,
 		maxFaulty: (len(masters.Servers) - 1) / 2, faulty: make(map[int]bool),
 	}
 }
@@ -57,7 +62,10 @@ func (n *nemesis) run(stop <-chan struct{}) {
 			continue
 		}
 		n.faulty[i] = true
-		action, hold := n.rng.IntN(3), time.Duration(50+n.rng.IntN(400))*time.Millisecond
+		// The kinds of fault take turns so that every run has each of them;
+		// which master and for how long are random.
+		action, hold := n.next%3, time.Duration(50+n.rng.IntN(400))*time.Millisecond
+		n.next++
 		n.mu.Unlock()
 		n.wg.Go(func() { n.fault(i, action, hold, stop) })
 	}
@@ -70,10 +78,10 @@ func (n *nemesis) fault(i, action int, hold time.Duration, stop <-chan struct{})
 		delete(n.faulty, i)
 		n.mu.Unlock()
 	}()
-	wait := func() {
+	wait := func(d time.Duration) {
 		select {
 		case <-stop:
-		case <-time.After(hold):
+		case <-time.After(d):
 		}
 	}
 	switch action {
@@ -83,7 +91,7 @@ func (n *nemesis) fault(i, action int, hold time.Duration, stop <-chan struct{})
 			return
 		}
 		n.count(&n.pauses)
-		wait()
+		wait(hold)
 		if err := s.Resume(); err != nil {
 			n.t.Errorf("resume master %d: %v", i, err)
 		}
@@ -93,16 +101,18 @@ func (n *nemesis) fault(i, action int, hold time.Duration, stop <-chan struct{})
 			return
 		}
 		n.count(&n.kills)
-		wait()
+		wait(hold)
 		if err := s.Restart(clustertest.NoPersistence); err != nil {
 			n.t.Errorf("restart master %d: %v", i, err)
 		}
+		wait(n.rejoin)
 	default:
 		if err := s.Restart(clustertest.NoPersistence); err != nil {
 			n.t.Errorf("restart master %d: %v", i, err)
 			return
 		}
 		n.count(&n.restarts)
+		wait(n.rejoin)
 	}
 }
 
