@@ -35,6 +35,11 @@ type MasterStatus struct {
 	Quarantined      bool
 	QuarantineReason string
 	QuarantineLeft   time.Duration
+
+	// Fresh says that no master of the cluster carries an epoch marker and
+	// every master answered: nobody has locked with quarantine yet, and the
+	// first lock marks them all at once.
+	Fresh bool
 }
 
 // Durable reports appendonly yes with appendfsync always: a restart loses
@@ -61,16 +66,26 @@ func (c *Cluster) Check(ctx context.Context) []MasterStatus {
 			st.Version, st.RunID, st.Uptime = info.Version, info.RunID, info.Uptime
 			st.AOF, st.AppendFsync, st.RDBSaves = info.AOF, info.AppendFsync, info.RDBSaves
 			st.DELEX, st.Epoch = info.DELEX, info.Epoch != ""
-			wait, reason := probe.Quarantine(info, "", "", c.longestTTL)
-			if wait > 0 {
+			if wait, reason := probe.Quarantine(info, "", "", c.longestTTL); wait > 0 {
 				st.Quarantined, st.QuarantineReason, st.QuarantineLeft = true, reason, wait
-			} else if !st.Epoch {
-				st.Quarantined = true
-				st.QuarantineReason = "no epoch marker (never used by quorumlock, or lost its data): counters are raised from the others before it votes"
 			}
 			out[i] = st
 		})
 	}
 	wg.Wait()
+	fresh := true
+	for _, st := range out {
+		fresh = fresh && st.Reachable && !st.Epoch
+	}
+	for i := range out {
+		st := &out[i]
+		switch {
+		case fresh:
+			st.Fresh = true
+		case st.Reachable && !st.Epoch && !st.Quarantined:
+			st.Quarantined = true
+			st.QuarantineReason = "no epoch marker (lost its data, or never used by quorumlock): its counters are raised from the others before it votes"
+		}
+	}
 	return out
 }

@@ -90,8 +90,8 @@ func TestCheckDescribesMasters(t *testing.T) {
 	if !d.Reachable || !d.AOF || d.AppendFsync != "always" || !d.Durable() {
 		t.Fatalf("durable master: %+v", d)
 	}
-	if !d.Quarantined || !strings.Contains(d.QuarantineReason, "epoch marker") {
-		t.Fatalf("durable master never used by quorumlock: %+v; want quarantined for its missing epoch marker", d)
+	if !d.Quarantined || d.Fresh || !strings.Contains(d.QuarantineReason, "no epoch marker") {
+		t.Fatalf("durable master without a marker beside an unreachable one: %+v; want quarantined for its missing marker (the cluster is not known to be fresh)", d)
 	}
 	if x.Reachable || x.Err == nil {
 		t.Fatalf("dead master: %+v", x)
@@ -110,6 +110,43 @@ func TestCheckDescribesMasters(t *testing.T) {
 	_ = lease.Release(ctx)
 	if d := c.Check(ctx)[1]; d.Quarantined || !d.Epoch {
 		t.Fatalf("durable master after first use: %+v", d)
+	}
+}
+
+func TestCheckFreshAndMarkerlessMasters(t *testing.T) {
+	ctx := context.Background()
+	rc := clustertest.Start(t, 3, clustertest.AOFAlways)
+	c, err := Dial(ctx, rc.URLs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, st := range c.Check(ctx) {
+		if !st.Fresh || st.Quarantined {
+			t.Fatalf("master of a never-used durable cluster: %+v; want fresh, not quarantined", st)
+		}
+	}
+	lc, err := redlock.New(c.Clients())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lc.Close()
+	lease, err := lc.TryLock(ctx, "k", time.Second)
+	if err != nil {
+		t.Fatalf("first lock on a fresh durable cluster: %v", err)
+	}
+	_ = lease.Release(ctx)
+	// Master 2 loses its data (FLUSHALL): it must be reported as waiting for
+	// its counters, while the cluster is no longer fresh.
+	if err := c.Clients()[2].FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	st := c.Check(ctx)
+	if st[0].Fresh || st[0].Quarantined || !st[0].Epoch {
+		t.Fatalf("marked master: %+v", st[0])
+	}
+	if !st[2].Quarantined || !strings.Contains(st[2].QuarantineReason, "no epoch marker") {
+		t.Fatalf("flushed master: %+v; want quarantined for its missing marker", st[2])
 	}
 }
 

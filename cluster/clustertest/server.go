@@ -120,6 +120,9 @@ func (s *Server) start() error {
 	args = append(args, s.persistence.args()...)
 	cmd := exec.Command(s.binary, args...)
 	cmd.Args[0] = "redis-server" // Redis picks its mode from argv[0]
+	// If the test binary dies without running its cleanups (a -timeout panic,
+	// a kill), the kernel kills the server too.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return err
 	}

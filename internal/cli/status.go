@@ -55,6 +55,9 @@ func printStatus(cmd *cobra.Command, st []cluster.MasterStatus) error {
 			continue
 		}
 		votes := "yes"
+		if s.Fresh {
+			votes = "yes (fresh cluster: the first lock marks every master)"
+		}
 		if s.Quarantined {
 			votes = "no: " + s.QuarantineReason
 		} else {
