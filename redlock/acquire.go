@@ -136,10 +136,8 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, lc 
 		}
 	}
 	r.stop()
-	for _, i := range r.unanswered() {
-		if cause == nil {
-			masterErrs = multierror.Append(masterErrs, c.masters[i].errorf(ErrMasterTimeout))
-		}
+	if cause == nil {
+		masterErrs = multierror.Append(masterErrs, r.silence()...)
 	}
 
 	fail := func(kind error, n int) (*Lease, error) {
@@ -177,12 +175,12 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, lc 
 
 // failureKind tells "held by another owner" from "too few answers": the
 // attempt failed with ErrNotAcquired when some master said the key is held
-// elsewhere, and with ErrNoQuorum when only errors and silence stood in the
-// way.
+// elsewhere (or the key's tokens are exhausted), and with ErrNoQuorum when
+// only errors and silence stood in the way.
 func (c *Client) failureKind(errs *multierror.Error) error {
 	if errs != nil {
 		for _, e := range errs.Errors {
-			if errors.Is(e, ErrHeldByOther) {
+			if errors.Is(e, ErrHeldByOther) || errors.Is(e, ErrTokensExhausted) {
 				return ErrNotAcquired
 			}
 		}
@@ -201,7 +199,7 @@ func (c *Client) writeBack(ctx context.Context, key, value string, granted []int
 	var errs *multierror.Error
 	for try := 0; try < 2; try++ {
 		if token > fencing.MaxToken {
-			return 0, 0, multierror.Append(errs, fmt.Errorf("fencing counter of %q reached 2^53", key)), nil
+			return 0, 0, multierror.Append(errs, fmt.Errorf("%w: the counter of %q", ErrTokensExhausted, key)), nil
 		}
 		t := token
 		r := startRound(ctx, c, granted, timeout, func(ctx context.Context, m *master) ([]any, error) {
@@ -234,6 +232,9 @@ func (c *Client) writeBack(ctx context.Context, key, value string, granted []int
 		r.stop()
 		if ok >= c.quorum {
 			return t, ok, errs, nil
+		}
+		if cause == nil {
+			errs = multierror.Append(errs, r.silence()...)
 		}
 		if cause != nil || above == 0 {
 			return 0, ok, errs, cause

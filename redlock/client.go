@@ -27,9 +27,6 @@ type Client struct {
 	queues   *fifoQueues
 	notifier *notifier
 
-	firstProbeMu   sync.Mutex
-	firstProbeDone bool
-
 	closing chan struct{}
 	bgMu    sync.Mutex     // orders goBackground against Close
 	bg      sync.WaitGroup // cleanup, subscription and probe goroutines

@@ -45,6 +45,11 @@ var (
 	// are still waiting for an answer, so nothing more was sent to it.
 	ErrMasterBusy = errors.New("too many commands in flight (master stalled?)")
 
+	// ErrTokensExhausted means the key's fencing counter reached
+	// fencing.MaxToken (2^53 − 1): no greater token can be handed out. Lock
+	// does not retry it.
+	ErrTokensExhausted = errors.New("redlock: fencing tokens exhausted")
+
 	// ErrQuarantined is a per-master error: the master restarted (or is
 	// younger than the longest TTL in use) and does not vote yet.
 	ErrQuarantined = errors.New("quarantined after a restart")
@@ -82,7 +87,7 @@ type Error struct {
 	Kind    error // ErrNotAcquired, ErrNoQuorum or ErrLockLost
 	Granted int   // masters that agreed
 	Quorum  int   // masters needed
-	Cause   error // the context's error, if it ended; else nil
+	Cause   error // the context's error, if it ended; for a lease that had already ended, why; else nil
 	Masters *multierror.Error
 }
 

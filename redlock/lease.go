@@ -23,7 +23,8 @@ type Lease struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
-	opMu sync.Mutex // serialises Extend and Release
+	opMu     sync.Mutex // serialises Extend and Release
+	released bool       // Release was called (guarded by opMu)
 
 	mu         sync.Mutex
 	validUntil time.Time

@@ -45,7 +45,7 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration, opts .
 		}
 		took := c.cfg.clock.Now().Sub(began)
 		var e *Error
-		if !errors.As(err, &e) || e.Cause != nil {
+		if !errors.As(err, &e) || e.Cause != nil || errors.Is(err, ErrTokensExhausted) {
 			return nil, err
 		}
 		d := b.NextBackOff()

@@ -93,20 +93,13 @@ func (c *Client) voters(ctx context.Context) ([]int, *multierror.Error) {
 	if !c.cfg.quarantine {
 		return c.allMasters(), nil
 	}
-	c.firstProbe(ctx)
+	c.refresh(ctx)
 	now := c.cfg.clock.Now()
 	var idx []int
 	var errs *multierror.Error
 	for i, m := range c.masters {
 		m.mu.Lock()
-		h := &m.health
-		if !h.probing && (!h.probed || now.Sub(h.lastProbe) >= probeInterval) {
-			h.probing = c.goBackground(func() { c.probeMaster(context.Background(), i) })
-		}
-		if h.probed && !now.Before(h.until) && h.needSync && !h.syncing {
-			h.syncing = c.goBackground(func() { c.syncCounters(context.Background(), i) })
-		}
-		blocker := h.voteBlocker(now)
+		blocker := m.health.voteBlocker(now)
 		m.mu.Unlock()
 		if blocker == "" {
 			idx = append(idx, i)
@@ -117,40 +110,55 @@ func (c *Client) voters(ctx context.Context) ([]int, *multierror.Error) {
 	return idx, errs
 }
 
-// firstProbe probes every master once, in parallel, before the first vote;
-// masters that need their counters raised and may vote otherwise are synced
-// too. Later calls return at once.
-func (c *Client) firstProbe(ctx context.Context) {
-	c.firstProbeMu.Lock()
-	defer c.firstProbeMu.Unlock()
-	if c.firstProbeDone {
-		return
-	}
-	c.firstProbeDone = true
-	var wg sync.WaitGroup
+// refresh re-probes, in parallel and before the vote, every master whose
+// last probe is older than probeInterval (each probe waits at most the
+// per-master timeout), and starts the counter sync of every master that
+// needs one. It waits for syncs it started at most the per-master timeout:
+// a fresh cluster's bootstrap or a rejoining master's sync then usually
+// lets this very attempt count the master.
+func (c *Client) refresh(ctx context.Context) {
+	now := c.cfg.clock.Now()
+	var stale []int
 	for i, m := range c.masters {
 		m.mu.Lock()
-		busy := m.health.probing
-		m.health.probing = true
-		m.mu.Unlock()
-		if busy {
-			continue
+		h := &m.health
+		if !h.probing && (!h.probed || now.Sub(h.lastProbe) >= probeInterval) {
+			h.probing, stale = true, append(stale, i)
 		}
-		wg.Go(func() {
-			c.probeMaster(ctx, i)
-			m.mu.Lock()
-			h := &m.health
-			sync := h.probed && h.needSync && !h.syncing && !c.cfg.clock.Now().Before(h.until)
-			if sync {
-				h.syncing = true
-			}
-			m.mu.Unlock()
-			if sync {
-				c.syncCounters(ctx, i)
-			}
-		})
+		m.mu.Unlock()
+	}
+	var wg sync.WaitGroup
+	for _, i := range stale {
+		wg.Go(func() { c.probeMaster(ctx, i) })
 	}
 	wg.Wait()
+
+	var syncs []chan struct{}
+	for i, m := range c.masters {
+		m.mu.Lock()
+		h := &m.health
+		if h.probed && h.needSync && !h.syncing {
+			done := make(chan struct{})
+			if h.syncing = c.goBackground(func() { defer close(done); c.syncCounters(context.Background(), i) }); h.syncing {
+				syncs = append(syncs, done)
+			}
+		}
+		m.mu.Unlock()
+	}
+	if len(syncs) == 0 {
+		return
+	}
+	t := c.cfg.clock.NewTimer(c.masterTimeout(c.longest()))
+	defer t.Stop()
+	for _, done := range syncs {
+		select {
+		case <-done:
+		case <-t.C():
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // probeMaster asks master i for its run_id, uptime, persistence and epoch
@@ -189,13 +197,21 @@ func (c *Client) probeMaster(ctx context.Context, i int) {
 		h.until, h.reason = now.Add(wait), reason
 		c.cfg.logger.Info("redlock: master quarantined", "master", m.addr, "reason", reason, "for", wait)
 	}
-	if r.info.Epoch == "" {
+	restarted := h.runID != "" && h.runID != r.info.RunID
+	switch {
+	case r.info.Epoch == "":
 		h.needSync, h.epoch = true, "" // never used by quorumlock, or lost its data
-	} else {
+	case restarted && !r.info.Durable():
+		// It kept its marker but may have come back from an older state (an
+		// RDB snapshot, the last second of appendfsync everysec): raise its
+		// counters again before it votes.
+		h.needSync, h.epoch = true, r.info.Epoch
+	case r.info.Epoch != h.epoch:
 		// A marker is only ever set once the master's counters were raised
-		// (or on a fresh cluster, see bootstrap): adopt it. A marker other than
-		// the trusted one means the master lost its data since and was synced
-		// by another client; probe.Quarantine made it wait the longest TTL.
+		// (or on a fresh cluster, see bootstrap): adopt a marker new to us. A
+		// marker other than the trusted one means the master lost its data and
+		// was synced by another client since; probe.Quarantine made it wait the
+		// longest TTL.
 		h.needSync, h.epoch = false, r.info.Epoch
 	}
 	h.runID, h.probed = r.info.RunID, true
@@ -236,8 +252,10 @@ func (c *Client) acceptEpoch(i int, epoch string) bool {
 // them (M − quorum + 1 of them), then sets its epoch marker. Only then does
 // the master vote again.
 func (c *Client) syncCounters(ctx context.Context, i int) {
-	err := c.raiseFromOthers(ctx, i)
 	m := c.masters[i]
+	ctx, cancel := context.WithTimeout(ctx, max(10*time.Second, c.longest()))
+	defer cancel()
+	epoch, err := c.sync(ctx, i)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	h := &m.health
@@ -246,21 +264,35 @@ func (c *Client) syncCounters(ctx context.Context, i int) {
 		c.cfg.logger.Warn("redlock: could not raise a rejoining master's counters", "master", m.addr, "err", err)
 		return
 	}
-	h.needSync = false
-	h.epoch = c.epochOf(ctx, m)
-	if h.epoch == "" {
-		h.needSync = true
+	h.needSync, h.epoch = false, epoch
+}
+
+// sync raises master i's counters and then sets its epoch marker, guarded:
+// a key set before the raise must still be there when the marker is set,
+// or the master restarted meanwhile and lost what was raised.
+func (c *Client) sync(ctx context.Context, i int) (string, error) {
+	rdb := c.masters[i].rdb
+	guard := SyncPrefix + newValue()
+	if err := rdb.Set(ctx, guard, "1", 10*time.Minute).Err(); err != nil {
+		return "", err
 	}
+	if err := c.raiseFromOthers(ctx, i); err != nil {
+		_ = rdb.Del(ctx, guard).Err()
+		return "", err
+	}
+	epoch, err := finishSyncScript.Run(ctx, rdb, []string{guard, EpochKey}, newValue()).Text()
+	if errors.Is(err, redis.Nil) {
+		return "", errors.New("the master restarted while its counters were raised")
+	}
+	return epoch, err
 }
 
 // raiseFromOthers raises master i's counters from the other masters whose
-// counters are complete: those that vote (probed, not waiting for a sync of
-// their own) and whose epoch marker is still the one trusted before and
-// after their counters are read. A master that lost its data and has not
+// counters are complete (probed, not waiting for a sync of their own) and
+// whose epoch marker is still the one trusted before and after their
+// counters are read. A master that lost its data and has not
 // been synced yet would hide the tokens it forgot.
 func (c *Client) raiseFromOthers(ctx context.Context, i int) error {
-	ctx, cancel := context.WithTimeout(ctx, max(10*time.Second, c.longest()))
-	defer cancel()
 	need := len(c.masters) - c.quorum + 1
 	if len(c.masters) == 1 {
 		return nil // nothing to learn from; a single master without persistence forgets its counters
@@ -271,13 +303,14 @@ func (c *Client) raiseFromOthers(ctx context.Context, i int) error {
 	}
 	res := make(chan counters, len(c.masters)-1)
 	asked := 0
-	now := c.cfg.clock.Now()
 	for j, o := range c.masters {
 		if j == i {
 			continue
 		}
+		// Complete counters are what matters here, not the time quarantine,
+		// which is about lock keys.
 		o.mu.Lock()
-		epoch, ok := o.health.epoch, o.health.voteBlocker(now) == ""
+		epoch, ok := o.health.epoch, o.health.probed && !o.health.needSync
 		o.mu.Unlock()
 		if !ok || epoch == "" {
 			continue
@@ -340,6 +373,19 @@ func (c *Client) bootstrap(ctx context.Context, complete, need int) error {
 		if err := m.rdb.SetNX(ctx, EpochKey, newValue(), 0).Err(); err != nil {
 			return err
 		}
+	}
+	// Every master is complete now: trust the markers at once rather than at
+	// the next probe, so that the first lock need not wait for it.
+	for _, m := range c.masters {
+		v, err := m.rdb.Get(ctx, EpochKey).Result()
+		if err != nil {
+			continue
+		}
+		m.mu.Lock()
+		if m.health.probed && m.health.epoch == "" {
+			m.health.epoch, m.health.needSync = v, false
+		}
+		m.mu.Unlock()
 	}
 	c.cfg.logger.Info("redlock: fresh cluster: epoch markers set on every master")
 	return nil
@@ -421,19 +467,4 @@ func raiseCounters(ctx context.Context, rdb redis.UniversalClient, vals map[stri
 		return err
 	}
 	return nil
-}
-
-// epochOf sets master m's epoch marker if it has none and returns the marker
-// now in place ("" on error).
-func (c *Client) epochOf(ctx context.Context, m *master) string {
-	ctx, cancel := context.WithTimeout(ctx, c.masterTimeout(c.longest()))
-	defer cancel()
-	if err := m.rdb.SetNX(ctx, EpochKey, newValue(), 0).Err(); err != nil {
-		return ""
-	}
-	v, err := m.rdb.Get(ctx, EpochKey).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return ""
-	}
-	return v
 }

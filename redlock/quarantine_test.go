@@ -124,3 +124,24 @@ func TestRestartWithAOFAlwaysVotesAtOnce(t *testing.T) {
 	}
 	_ = lease.Release(ctx)
 }
+
+// A restart with appendfsync everysec keeps the epoch marker but may lose the
+// last second of writes: the master is quarantined for its uptime and its
+// counters are raised again before it votes.
+func TestRestartWithAOFEverySecIsQuarantined(t *testing.T) {
+	const ttl = 2 * time.Second
+	r, c := quarantineRig(t, clustertest.AOFEverySec, ttl)
+	ctx := context.Background()
+	time.Sleep(probeInterval) // the next operation re-probes every master
+	if err := r.Servers[0].Restart(clustertest.AOFEverySec); err != nil {
+		t.Fatal(err)
+	}
+	pause(t, r, 1, 2) // the lock would need master 0's vote
+	_, err := c.TryLock(ctx, "res", ttl)
+	if !errors.Is(err, ErrNoQuorum) || !errors.Is(err, ErrQuarantined) {
+		t.Fatalf("TryLock needing a master restarted with appendfsync everysec: %v; want ErrNoQuorum with ErrQuarantined", err)
+	}
+	if h := c.Health()[0]; !h.Quarantined || !strings.Contains(h.Reason, "run_id changed") {
+		t.Fatalf("Health of the restarted master: %+v; want quarantined for its restart", h)
+	}
+}

@@ -21,10 +21,11 @@ import (
 func (l *Lease) Release(ctx context.Context) error {
 	l.opMu.Lock()
 	defer l.opMu.Unlock()
-	lostErr := l.held(l.c.cfg.clock.Now())
-	if lostErr == ErrReleased {
+	if l.released {
 		return fmt.Errorf("release %q: %w", l.key, ErrReleased)
 	}
+	l.released = true
+	lostErr := l.held(l.c.cfg.clock.Now())
 	deleted, notOwner, errs, cause := l.c.releaseAll(ctx, l.key, l.value, l.TTL(), l.unsettled())
 	l.end(ErrReleased)
 	e := &Error{Op: "release", Key: l.key, Granted: deleted, Quorum: l.c.quorum, Cause: cause, Masters: errs}

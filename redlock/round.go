@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -23,6 +24,7 @@ type round[T any] struct {
 	c       *Client
 	replies chan reply[T]
 	timer   Timer
+	expired bool         // the per-master timeout passed
 	pending map[int]bool // masters whose answer has not been taken yet
 
 	// done[i] is closed when master i's command has returned; final[i] then
@@ -92,6 +94,7 @@ func (r *round[T]) next(ctx context.Context) (rep reply[T], ok bool, cause error
 		delete(r.pending, rep.master)
 		return rep, true, nil
 	case <-r.timer.C():
+		r.expired = true
 		for i := range r.pending {
 			r.c.masters[i].suspect.Store(true)
 		}
@@ -123,6 +126,21 @@ func (r *round[T]) unanswered() []int {
 		out = append(out, i)
 	}
 	return out
+}
+
+// silence explains every master whose answer was not taken: it let the
+// per-master timeout pass, or it was not waited for because it is suspect.
+func (r *round[T]) silence() []error {
+	var errs []error
+	for i := range r.pending {
+		m := r.c.masters[i]
+		if m.suspect.Load() && !r.expired {
+			errs = append(errs, m.errorf(fmt.Errorf("%w: not waited for, it let an earlier round time out and has not answered since", ErrMasterTimeout)))
+		} else {
+			errs = append(errs, m.errorf(ErrMasterTimeout))
+		}
+	}
+	return errs
 }
 
 // stop releases the round's timer. Commands still running go on.

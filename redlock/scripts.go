@@ -19,12 +19,15 @@ var (
 	extendSrc string
 	//go:embed scripts/raise.lua
 	raiseSrc string
+	//go:embed scripts/finishsync.lua
+	finishSyncSrc string
 
-	acquireScript   = redis.NewScript(acquireSrc)
-	writeBackScript = redis.NewScript(writeBackSrc)
-	releaseScript   = redis.NewScript(releaseSrc)
-	extendScript    = redis.NewScript(extendSrc)
-	raiseScript     = redis.NewScript(raiseSrc)
+	acquireScript    = redis.NewScript(acquireSrc)
+	writeBackScript  = redis.NewScript(writeBackSrc)
+	releaseScript    = redis.NewScript(releaseSrc)
+	extendScript     = redis.NewScript(extendSrc)
+	raiseScript      = redis.NewScript(raiseSrc)
+	finishSyncScript = redis.NewScript(finishSyncSrc)
 )
 
 // Key layout. A lock key K is stored as K itself (holding the lease's random
@@ -37,4 +40,7 @@ const (
 	FencePrefix   = Prefix + "fence:"
 	ChannelPrefix = Prefix + "released:"
 	EpochKey      = Prefix + "epoch"
+	// SyncPrefix names the short-lived guard of a counter sync (see
+	// docs/design.md); it expires by itself.
+	SyncPrefix = Prefix + "sync:"
 )

@@ -256,3 +256,39 @@ func TestFIFOQueueServesInOrder(t *testing.T) {
 		t.Fatalf("lines left: %v", q.lines)
 	}
 }
+
+func TestExhaustedTokensAreFinal(t *testing.T) {
+	ms, cs := miniMasters(t, 3)
+	for _, m := range ms {
+		m.Set(FencePrefix+"k", "9007199254740991") // fencing.MaxToken
+	}
+	c := miniClient(t, cs)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := c.Lock(ctx, "k", 5*time.Second)
+	if !errors.Is(err, ErrTokensExhausted) || !errors.Is(err, ErrNotAcquired) || errors.Is(err, ErrNoQuorum) {
+		t.Fatalf("Lock with exhausted tokens: %v; want ErrTokensExhausted and ErrNotAcquired", err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("Lock retried an exhausted key until its context ended")
+	}
+}
+
+func TestReleaseOfALostLeaseTwice(t *testing.T) {
+	ms, cs := miniMasters(t, 3)
+	c := miniClient(t, cs)
+	ctx := context.Background()
+	lease, err := c.TryLock(ctx, "k", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		m.Del("k") // taken away behind the lease's back
+	}
+	if err := lease.Release(ctx); !errors.Is(err, ErrLockLost) {
+		t.Fatalf("first Release of a lost lease: %v; want ErrLockLost", err)
+	}
+	if err := lease.Release(ctx); !errors.Is(err, ErrReleased) {
+		t.Fatalf("second Release: %v; want ErrReleased", err)
+	}
+}
