@@ -75,8 +75,10 @@ func New(masters []redis.UniversalClient, opts ...Option) (*Client, error) {
 		closing: make(chan struct{}),
 	}
 	for i, m := range masters {
-		c.masters = append(c.masters, newMaster(i, m, cfg.maxInFlight))
-		c.cleaners = append(c.cleaners, newCleaner(c, c.masters[i]))
+		ms := newMaster(i, m, cfg.maxInFlight)
+		ms.detect = func() { c.goBackground(func() { c.detectDELEX(ms) }) }
+		c.masters = append(c.masters, ms)
+		c.cleaners = append(c.cleaners, newCleaner(c, ms))
 	}
 	c.notifier = newNotifier(c)
 	return c, nil
@@ -201,5 +203,28 @@ func ctxDone(ctx context.Context) error {
 		return context.Cause(ctx)
 	default:
 		return nil
+	}
+}
+
+// detectDELEX asks a master whether it has DELEX (COMMAND INFO answers nil
+// for an unknown command). Without an answer it stays unknown and the
+// script is used; the next Client would ask again.
+func (c *Client) detectDELEX(m *master) {
+	ctx, cancel := context.WithTimeout(context.Background(), c.masterTimeout(0))
+	defer cancel()
+	done := make(chan []any, 1)
+	go func() { // the caller's client may ignore ctx
+		v, err := m.rdb.Do(ctx, "COMMAND", "INFO", "DELEX").Slice()
+		if err != nil {
+			v = nil
+		}
+		done <- v
+	}()
+	select {
+	case v := <-done:
+		if len(v) == 1 {
+			m.setDELEX(v[0] != nil)
+		}
+	case <-ctx.Done():
 	}
 }

@@ -25,6 +25,41 @@ type master struct {
 
 	mu     sync.Mutex
 	health health // restart detection and quarantine (quarantine.go)
+
+	// delex says whether the master has DELEX (Redis ≥ 8.4): delexUnknown
+	// until a probe or COMMAND INFO tells; releases use the script until then.
+	delex       atomic.Int32
+	detectDELEX sync.Once
+	detect      func() // starts the detection in the background (set by the Client)
+}
+
+const (
+	delexUnknown int32 = iota
+	delexYes
+	delexNo
+)
+
+// hasDELEX reports whether releases may use DELEX, starting the detection on
+// first use.
+func (m *master) hasDELEX() bool {
+	switch m.delex.Load() {
+	case delexYes:
+		return true
+	case delexUnknown:
+		if m.detect != nil {
+			m.detectDELEX.Do(m.detect)
+		}
+	}
+	return false
+}
+
+// setDELEX records what a probe or COMMAND INFO found.
+func (m *master) setDELEX(has bool) {
+	if has {
+		m.delex.Store(delexYes)
+	} else {
+		m.delex.Store(delexNo)
+	}
 }
 
 func newMaster(i int, rdb redis.UniversalClient, maxInFlight int) *master {

@@ -197,6 +197,7 @@ func (c *Client) probeMaster(ctx context.Context, i int) {
 		h.until, h.reason = now.Add(wait), reason
 		c.cfg.logger.Info("redlock: master quarantined", "master", m.addr, "reason", reason, "for", wait)
 	}
+	m.setDELEX(r.info.DELEX)
 	restarted := h.runID != "" && h.runID != r.info.RunID
 	switch {
 	case r.info.Epoch == "":

@@ -1,0 +1,122 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// delexCounter is a go-redis hook that counts DELEX commands.
+type delexCounter struct{ n atomic.Int64 }
+
+func (d *delexCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (d *delexCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		d.count(cmd)
+		return next(ctx, cmd)
+	}
+}
+
+func (d *delexCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			d.count(c)
+		}
+		return next(ctx, cmds)
+	}
+}
+
+func (d *delexCounter) count(cmd redis.Cmder) {
+	if cmd.Name() == "delex" {
+		d.n.Add(1)
+	}
+}
+
+
+// Debian's Redis 7.0.15 has no DELEX; miniredis v2.40 has DELEX IFEQ. On
+// masters that have it, releases go through DELEX, stay owner-checked, and
+// still wake waiters.
+func TestReleaseUsesDELEXWhereAMasterHasIt(t *testing.T) {
+	ms, cs := miniMasters(t, 3)
+	var hook delexCounter
+	for _, rc := range cs {
+		rc.(*redis.Client).AddHook(&hook)
+	}
+	c := miniClient(t, cs)
+	for _, m := range c.masters {
+		m.setDELEX(true) // what a probe reports for Redis ≥ 8.4
+	}
+	ctx := context.Background()
+	lease, err := c.TryLock(ctx, "k", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms[0].Set("k", "someone-else") // another owner's key: the delete must keep it
+	if err := lease.Release(ctx); err != nil {
+		t.Fatalf("Release through DELEX with 2 of 3 still ours: %v", err)
+	}
+	if hook.n.Load() == 0 {
+		t.Fatal("DELEX was never sent")
+	}
+	if v, _ := ms[0].Get("k"); v != "someone-else" {
+		t.Fatalf("another owner's key was deleted: %q", v)
+	}
+	for i, m := range ms[1:] {
+		if m.Exists("k") {
+			t.Fatalf("master %d kept the released key", i+1)
+		}
+	}
+}
+
+// A master wrongly believed to have DELEX (here: real redis-server 7.0.15)
+// refuses it; the client then uses the script for it, and cleanup finishes
+// the job.
+func TestDELEXRefusedFallsBackToTheScript(t *testing.T) {
+	r := newRig(t, 3)
+	c := r.client(t)
+	for _, m := range c.masters {
+		m.setDELEX(true)
+	}
+	ctx := context.Background()
+	lease, err := c.TryLock(ctx, "k", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lease.Release(ctx); !errors.Is(err, ErrNoQuorum) {
+		t.Fatalf("Release with DELEX refused everywhere: %v; want ErrNoQuorum", err)
+	}
+	for i, m := range c.masters {
+		if m.hasDELEX() {
+			t.Fatalf("master %d refused DELEX and is still used with it", i)
+		}
+	}
+	eventually(t, 5*time.Second, "the cleaners removed the keys with the script", func() bool {
+		return countNonEmpty(r.values(t, "k")) == 0
+	})
+}
+
+func TestDELEXDetectedOnRealServers(t *testing.T) {
+	r := newRig(t, 3)
+	c := r.client(t)
+	ctx := context.Background()
+	lease, err := c.TryLock(ctx, "k", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lease.Release(ctx); err != nil { // starts the detection
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "DELEX detected as missing on redis-server 7.0", func() bool {
+		for _, m := range c.masters {
+			if m.delex.Load() != delexNo {
+				return false
+			}
+		}
+		return true
+	})
+}
