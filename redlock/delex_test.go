@@ -37,7 +37,6 @@ func (d *delexCounter) count(cmd redis.Cmder) {
 	}
 }
 
-
 // Debian's Redis 7.0.15 has no DELEX; miniredis v2.40 has DELEX IFEQ. On
 // masters that have it, releases go through DELEX, stay owner-checked, and
 // still wake waiters.
