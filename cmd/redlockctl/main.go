@@ -1,6 +1,3 @@
-// Command redlockctl is quorumlock's operator CLI. Run `redlockctl demo` for
-// a demonstration on five embedded masters that needs nothing installed, or
-// `redlockctl status` to check the masters in REDLOCK_MASTERS.
 package main
 
 import (
