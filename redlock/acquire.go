@@ -116,13 +116,7 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, lc 
 	r := startRound(ctx, c, voters, timeout, c.sendAcquire(key, value, ttl))
 	var granted []int
 	var highest fencing.Token
-	var cause error
-	for len(granted) < c.quorum && len(granted)+r.remaining() >= c.quorum {
-		rep, ok, ctxErr := r.next(ctx)
-		if !ok {
-			cause = ctxErr
-			break
-		}
+	_, cause := r.collect(ctx, c.quorum, func(rep reply[grant]) bool {
 		switch {
 		case rep.err != nil:
 			masterErrs = multierror.Append(masterErrs, rep.err)
@@ -131,10 +125,12 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, lc 
 		case rep.val.granted:
 			granted = append(granted, rep.master)
 			highest = max(highest, rep.val.counter)
+			return true
 		default:
 			masterErrs = multierror.Append(masterErrs, c.masters[rep.master].errorf(ErrHeldByOther))
 		}
-	}
+		return false
+	})
 	r.stop()
 	if cause == nil {
 		masterErrs = multierror.Append(masterErrs, r.silence()...)
@@ -205,30 +201,25 @@ func (c *Client) writeBack(ctx context.Context, key, value string, granted []int
 		r := startRound(ctx, c, granted, timeout, func(ctx context.Context, m *master) ([]any, error) {
 			return writeBackScript.Run(ctx, m.rdb, keys, value, t.String()).Slice()
 		})
-		ok, above := 0, fencing.Token(0)
-		var cause error
-		for ok < c.quorum && ok+r.remaining() >= c.quorum {
-			rep, more, ctxErr := r.next(ctx)
-			if !more {
-				cause = ctxErr
-				break
-			}
+		above := fencing.Token(0)
+		ok, cause := r.collect(ctx, c.quorum, func(rep reply[[]any]) bool {
 			if rep.err != nil {
 				errs = multierror.Append(errs, rep.err)
-				continue
+				return false
 			}
 			status, counter, err := parseWriteBack(rep.val)
 			switch {
 			case err != nil:
 				errs = multierror.Append(errs, c.masters[rep.master].errorf(err))
 			case status == 1:
-				ok++
+				return true
 			case status == 0:
 				above = max(above, counter)
 			default:
 				errs = multierror.Append(errs, c.masters[rep.master].errorf(ErrHeldByOther))
 			}
-		}
+			return false
+		})
 		r.stop()
 		if ok >= c.quorum {
 			return t, ok, errs, nil

@@ -36,24 +36,19 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 	r := startRound(ctx, c, voters, c.masterTimeout(ttl), func(ctx context.Context, m *master) (int64, error) {
 		return extendScript.Run(ctx, m.rdb, keys, l.value, ms).Int64()
 	})
-	ok, notOwner := 0, 0
-	var cause error
-	for ok < c.quorum && ok+r.remaining() >= c.quorum {
-		rep, more, ctxErr := r.next(ctx)
-		if !more {
-			cause = ctxErr
-			break
-		}
+	notOwner := 0
+	ok, cause := r.collect(ctx, c.quorum, func(rep reply[int64]) bool {
 		switch {
 		case rep.err != nil:
 			errs = multierror.Append(errs, rep.err)
 		case rep.val == 1:
-			ok++
+			return true
 		default:
 			notOwner++
 			errs = multierror.Append(errs, c.masters[rep.master].errorf(ErrHeldByOther))
 		}
-	}
+		return false
+	})
 	r.stop()
 	e := &Error{Op: "extend", Key: l.key, Granted: ok, Quorum: c.quorum, Cause: cause, Masters: errs}
 	validUntil := start.Add(ttl - drift(ttl, c.cfg.driftFactor))

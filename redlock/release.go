@@ -54,25 +54,21 @@ func (c *Client) releaseAll(ctx context.Context, key, value string, ttl time.Dur
 	timeout := c.masterTimeout(ttl)
 	r := startRound(ctx, c, c.allMasters(), timeout, sendRelease(key, value, true))
 	var recheck []int
-	for deleted < c.quorum && notOwner <= len(c.masters)-c.quorum {
-		rep, ok, ctxErr := r.next(ctx)
-		if !ok {
-			cause = ctxErr
-			break
-		}
+	deleted, cause = r.collect(ctx, c.quorum, func(rep reply[int64]) bool {
 		switch {
 		case rep.err != nil:
 			errs = multierror.Append(errs, rep.err)
 			recheck = append(recheck, rep.master)
 		case rep.val == 1:
-			deleted++
+			return true
 		default:
 			notOwner++
 			if unsettled[rep.master] {
 				recheck = append(recheck, rep.master)
 			}
 		}
-	}
+		return false
+	})
 	r.stop()
 	horizon := c.cfg.clock.Now().Add(max(c.cfg.cleanupHorizon, ttl))
 	for _, i := range append(recheck, r.unanswered()...) {

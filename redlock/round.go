@@ -104,6 +104,23 @@ func (r *round[T]) next(ctx context.Context) (rep reply[T], ok bool, cause error
 	}
 }
 
+// collect takes answers until the ones that count (count returns true)
+// reach quorum, or quorum can no longer be reached (suspect masters are not
+// waited for), or the per-master timeout passes, or ctx ends (cause is then
+// ctx's error). It returns how many counted.
+func (r *round[T]) collect(ctx context.Context, quorum int, count func(reply[T]) bool) (yes int, cause error) {
+	for yes < quorum && yes+r.remaining() >= quorum {
+		rep, ok, ctxErr := r.next(ctx)
+		if !ok {
+			return yes, ctxErr
+		}
+		if count(rep) {
+			yes++
+		}
+	}
+	return yes, nil
+}
+
 // remaining is the number of masters whose answer has not been taken and
 // may still come in time. A master that let a round time out is suspect
 // until it answers again: rounds do not wait for it (its command is still
