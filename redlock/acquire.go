@@ -113,6 +113,13 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, lc 
 	timeout := c.masterTimeout(ttl)
 	start := c.cfg.clock.Now()
 
+	if len(voters) < c.quorum {
+		// Bound to fail: send nothing rather than place keys to clean up.
+		if cause := ctxDone(ctx); cause != nil {
+			return nil, &Error{Op: "lock", Key: key, Kind: ErrNotAcquired, Quorum: c.quorum, Cause: cause, Masters: masterErrs}
+		}
+		return nil, &Error{Op: "lock", Key: key, Kind: ErrNoQuorum, Granted: 0, Quorum: c.quorum, Masters: masterErrs}
+	}
 	r := startRound(ctx, c, voters, timeout, c.sendAcquire(key, value, ttl))
 	var granted []int
 	var highest fencing.Token
@@ -138,6 +145,9 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, lc 
 
 	fail := func(kind error, n int) (*Lease, error) {
 		c.cleanupAttempt(key, value, ttl, start, r)
+		if cause == nil {
+			cause = ctxDone(ctx) // it may have ended before the rounds, e.g. during probes
+		}
 		if cause != nil {
 			kind = ErrNotAcquired
 		}
@@ -248,10 +258,15 @@ func parseWriteBack(res []any) (int64, fencing.Token, error) {
 	return status, t, err
 }
 
-// isDefinite reports whether err proves the command was not applied: a Redis
-// error reply, or ErrMasterBusy (nothing was sent). A transport failure is not
-// definite: the command may still be applied later.
-func isDefinite(err error) bool {
+// notSent reports whether err proves the command never reached the master
+// (ErrMasterBusy: nothing was sent).
+func notSent(err error) bool { return errors.Is(err, ErrMasterBusy) }
+
+// isAnswer reports whether err is the master's own answer (a Redis error
+// reply): the master was reached and nothing of ours is still queued there.
+// It does not prove that nothing was applied: go-redis may have retried
+// after a lost reply to a command that did run.
+func isAnswer(err error) bool {
 	var re redis.Error
-	return errors.Is(err, ErrMasterBusy) || errors.As(err, &re)
+	return errors.As(err, &re)
 }

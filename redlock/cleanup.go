@@ -64,7 +64,8 @@ func releaseDELEX(ctx context.Context, m *master, keys, values []string, publish
 	}
 	_, err := pipe.Exec(ctx)
 	if err != nil && isUnknownCommand(err) {
-		m.delex.Store(delexNo) // downgraded master: the script from now on
+		m.delexRefused.Store(true) // downgraded, or behind a proxy: the script from now on
+		m.delex.Store(delexNo)
 	}
 	if err != nil {
 		return nil, err
@@ -326,8 +327,10 @@ func acquireFate(r *round[grant], i int) fate {
 			switch {
 			case rep.err == nil:
 				return true, rep.val.granted, true
-			case isDefinite(rep.err):
+			case notSent(rep.err):
 				return true, false, true
+			case isAnswer(rep.err):
+				return true, true, true // one owner-checked delete settles it
 			default:
 				return true, true, false // a transport error: the SET may still be applied
 			}

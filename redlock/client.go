@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,6 +29,8 @@ type Client struct {
 	notifier *notifier
 
 	closing chan struct{}
+	bgCtx   context.Context // cancelled by Close: the context of long background work
+	stop    context.CancelFunc
 	bgMu    sync.Mutex     // orders goBackground against Close
 	bg      sync.WaitGroup // cleanup, subscription and probe goroutines
 }
@@ -74,6 +77,7 @@ func New(masters []redis.UniversalClient, opts ...Option) (*Client, error) {
 		queues:  newFIFOQueues(),
 		closing: make(chan struct{}),
 	}
+	c.bgCtx, c.stop = context.WithCancel(context.Background())
 	for i, m := range masters {
 		ms := newMaster(i, m, cfg.maxInFlight)
 		ms.detect = func() { c.goBackground(func() { c.detectDELEX(ms) }) }
@@ -95,11 +99,17 @@ func (c *Client) Masters() int { return len(c.masters) }
 // not close the go-redis clients given to New. It is safe to call twice.
 func (c *Client) Close() error {
 	c.bgMu.Lock()
-	if !c.closed() {
+	first := !c.closed()
+	if first {
 		close(c.closing)
-		c.notifier.close()
+		c.stop() // cancels background work that takes long (counter syncs)
 	}
 	c.bgMu.Unlock()
+	// Outside bgMu: the notifier takes its own lock, which is held around
+	// goBackground in watch, and closing a subscription may wait on a dial.
+	if first {
+		c.notifier.close()
+	}
 	c.bg.Wait()
 	return nil
 }
@@ -196,14 +206,25 @@ func applyLockOptions(opts []LockOption) (lockConfig, error) {
 	return lc, nil
 }
 
-// ctxDone reports ctx's cause if it ended.
+// ctxDone reports why ctx ended (see ctxErr), or nil while it has not.
 func ctxDone(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
-		return context.Cause(ctx)
+		return ctxErr(ctx)
 	default:
 		return nil
 	}
+}
+
+// ctxErr is the error of an ended ctx: it always matches ctx.Err()
+// (context.Canceled or DeadlineExceeded), and also the cause given to
+// WithCancelCause or WithTimeoutCause when there is one.
+func ctxErr(ctx context.Context) error {
+	err, cause := ctx.Err(), context.Cause(ctx)
+	if cause == nil || cause == err {
+		return err
+	}
+	return fmt.Errorf("%w: %w", err, cause)
 }
 
 // detectDELEX asks a master whether it has DELEX (COMMAND INFO answers nil

@@ -55,8 +55,18 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 	switch {
 	case ok >= c.quorum && c.cfg.clock.Now().Before(validUntil):
 		l.mu.Lock()
-		l.validUntil, l.ttl = validUntil, ttl
+		ended := l.ended
+		if ended == nil {
+			l.validUntil, l.ttl = validUntil, ttl
+		}
 		l.mu.Unlock()
+		if ended != nil {
+			// The old validity ran out while the round was under way: the lease
+			// ended, whatever the masters said. Take the renewed keys back.
+			e.Kind, e.Cause = ErrLockLost, ended
+			l.lose(ended)
+			return e
+		}
 		select {
 		case l.changed <- struct{}{}:
 		default:

@@ -84,11 +84,7 @@ func (l *Lease) Done() <-chan struct{} { return l.ctx.Done() }
 func (l *Lease) Context() context.Context { return l.ctx }
 
 // Err returns nil while the lease is held, and why it ended afterwards.
-func (l *Lease) Err() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.ended
-}
+func (l *Lease) Err() error { return l.held(l.c.cfg.clock.Now()) }
 
 // end marks the lease ended with cause, once.
 func (l *Lease) end(cause error) {
@@ -126,6 +122,7 @@ func (l *Lease) watch(interval time.Duration) {
 	var renew Timer
 	var renewC <-chan time.Time // nil without auto-extension: never fires
 	closing := l.c.closing
+	var renewed chan error // the renewal under way, nil when none
 	if interval > 0 {
 		renew = clk.NewTimer(interval)
 		defer renew.Stop()
@@ -145,13 +142,23 @@ func (l *Lease) watch(interval time.Duration) {
 			}
 			l.resetExpiry(expiry)
 		case <-renewC:
-			if err := l.Extend(l.ctx, l.TTL()); err != nil {
-				if l.Err() == nil {
+			// Renew in another goroutine: the expiry must be served while a
+			// renewal is under way, or the lease would look held past ValidUntil.
+			renewC = nil
+			renewed = make(chan error, 1)
+			go func() { renewed <- l.Extend(l.ctx, l.TTL()) }()
+		case err := <-renewed:
+			renewed = nil
+			if err != nil {
+				if l.held(clk.Now()) == nil {
 					l.lose(fmt.Errorf("%w: auto-extend failed: %w", ErrLockLost, err))
 				}
 				return
 			}
-			renew.Reset(interval)
+			if closing != nil {
+				renew.Reset(interval)
+				renewC = renew.C()
+			}
 		}
 	}
 }
@@ -184,7 +191,7 @@ func (l *Lease) unsettled() map[int]bool {
 	for i, done := range l.acq.done {
 		select {
 		case <-done:
-			if rep := *l.acq.final[i]; rep.err == nil || isDefinite(rep.err) {
+			if rep := *l.acq.final[i]; rep.err == nil || notSent(rep.err) || isAnswer(rep.err) {
 				continue
 			}
 		default:

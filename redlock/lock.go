@@ -56,7 +56,7 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration, opts .
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			e.Cause = context.Cause(ctx)
+			e.Cause = ctxErr(ctx)
 			return nil, e
 		case <-c.closing:
 			t.Stop()
@@ -67,7 +67,7 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration, opts .
 			// that start together split the vote and all fail; a random delay
 			// of up to two attempt durations spreads them apart.
 			if !c.sleep(ctx, time.Duration(rand.Int64N(int64(2*took)+1))) {
-				e.Cause = context.Cause(ctx)
+				e.Cause = ctxErr(ctx)
 				return nil, e
 			}
 		case <-t.C():

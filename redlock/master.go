@@ -28,9 +28,10 @@ type master struct {
 
 	// delex says whether the master has DELEX (Redis ≥ 8.4): delexUnknown
 	// until a probe or COMMAND INFO tells; releases use the script until then.
-	delex       atomic.Int32
-	detectDELEX sync.Once
-	detect      func() // starts the detection in the background (set by the Client)
+	delex        atomic.Int32
+	delexRefused atomic.Bool // it answered "unknown command": never again
+	detectDELEX  sync.Once
+	detect       func() // starts the detection in the background (set by the Client)
 }
 
 const (
@@ -55,7 +56,7 @@ func (m *master) hasDELEX() bool {
 
 // setDELEX records what a probe or COMMAND INFO found.
 func (m *master) setDELEX(has bool) {
-	if has {
+	if has && !m.delexRefused.Load() {
 		m.delex.Store(delexYes)
 	} else {
 		m.delex.Store(delexNo)

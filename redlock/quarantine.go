@@ -139,7 +139,7 @@ func (c *Client) refresh(ctx context.Context) {
 		h := &m.health
 		if h.probed && h.needSync && !h.syncing {
 			done := make(chan struct{})
-			if h.syncing = c.goBackground(func() { defer close(done); c.syncCounters(context.Background(), i) }); h.syncing {
+			if h.syncing = c.goBackground(func() { defer close(done); c.syncCounters(c.bgCtx, i) }); h.syncing {
 				syncs = append(syncs, done)
 			}
 		}

@@ -33,7 +33,7 @@ func (q *fifoQueues) join(ctx context.Context, key string) (leave func(), err er
 	case <-turn:
 		return leave, nil
 	case <-ctx.Done():
-		return leave, context.Cause(ctx)
+		return leave, ctxErr(ctx)
 	}
 }
 

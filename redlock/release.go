@@ -27,18 +27,21 @@ func (l *Lease) Release(ctx context.Context) error {
 	l.released = true
 	lostErr := l.held(l.c.cfg.clock.Now())
 	deleted, notOwner, errs, cause := l.c.releaseAll(ctx, l.key, l.value, l.TTL(), l.unsettled())
-	l.end(ErrReleased)
 	e := &Error{Op: "release", Key: l.key, Granted: deleted, Quorum: l.c.quorum, Cause: cause, Masters: errs}
 	switch {
 	case lostErr != nil:
 		e.Kind, e.Cause = ErrLockLost, lostErr
 	case deleted >= l.c.quorum:
+		l.end(ErrReleased)
 		return nil
 	case notOwner > len(l.c.masters)-l.c.quorum:
 		e.Kind = ErrLockLost
+		l.end(fmt.Errorf("%w: found lost on release", ErrLockLost))
+		return e
 	default:
 		e.Kind = ErrNoQuorum
 	}
+	l.end(ErrReleased)
 	return e
 }
 

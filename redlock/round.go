@@ -71,7 +71,7 @@ func startRound[T any](ctx context.Context, c *Client, idx []int, timeout time.D
 			if err != nil {
 				rep.err = m.errorf(err)
 			}
-			if err == nil || isDefinite(err) {
+			if err == nil || isAnswer(err) {
 				m.suspect.Store(false) // it answers again
 			}
 			*slot = rep
@@ -100,7 +100,7 @@ func (r *round[T]) next(ctx context.Context) (rep reply[T], ok bool, cause error
 		}
 		return rep, false, nil
 	case <-ctx.Done():
-		return rep, false, context.Cause(ctx)
+		return rep, false, ctxErr(ctx)
 	}
 }
 
