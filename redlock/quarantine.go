@@ -113,7 +113,7 @@ func (c *Client) voters(ctx context.Context) ([]int, *multierror.Error) {
 // refresh re-probes, in parallel and before the vote, every master whose
 // last probe is older than probeInterval (each probe waits at most the
 // per-master timeout), and starts the counter sync of every master that
-// needs one. It waits for syncs it started at most the per-master timeout:
+// needs one and is out of its time quarantine. It waits for syncs it started at most the per-master timeout:
 // a fresh cluster's bootstrap or a rejoining master's sync then usually
 // lets this very attempt count the master.
 func (c *Client) refresh(ctx context.Context) {
@@ -134,10 +134,13 @@ func (c *Client) refresh(ctx context.Context) {
 	wg.Wait()
 
 	var syncs []chan struct{}
+	now = c.cfg.clock.Now()
 	for i, m := range c.masters {
 		m.mu.Lock()
 		h := &m.health
-		if h.probed && h.needSync && !h.syncing {
+		// The sync reads the others only after the time quarantine, as the
+		// proof in docs/fencing.md (R4) assumes.
+		if h.probed && h.needSync && !h.syncing && !now.Before(h.until) {
 			done := make(chan struct{})
 			if h.syncing = c.goBackground(func() { defer close(done); c.syncCounters(c.bgCtx, i) }); h.syncing {
 				syncs = append(syncs, done)
