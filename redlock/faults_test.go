@@ -137,6 +137,10 @@ func TestExtendAfterTakeoverFailsAndLeavesNewHolderAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// TryLock returns at a majority; the other grants land just after.
+	eventually(t, 5*time.Second, "new holder's key on every master", func() bool {
+		return countNonEmpty(r.values(t, "job")) == 5
+	})
 	before := r.values(t, "job")
 
 	if err := old.Extend(ctx, 10*time.Second); !errors.Is(err, ErrLockLost) {

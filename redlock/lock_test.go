@@ -176,13 +176,14 @@ func TestTokensGrowAcrossHolders(t *testing.T) {
 		default:
 			t.Fatalf("master %d: counter has a TTL of %v; it must never expire", i, ttl)
 		}
-		if n := rc.Exists(ctx, "fenced").Val(); n != 0 {
-			t.Fatalf("master %d: lock key left after release", i)
-		}
 	}
 	if present < a.Quorum() {
 		t.Fatalf("counter on %d masters, want at least %d", present, a.Quorum())
 	}
+	// Release returns once a majority deleted; the rest follow in the background.
+	eventually(t, 5*time.Second, "no lock key left after the last release", func() bool {
+		return countNonEmpty(r.values(t, "fenced")) == 0
+	})
 }
 
 func TestReleaseTwice(t *testing.T) {
