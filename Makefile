@@ -15,7 +15,7 @@ demo:
 
 ## test: install what the tests need, then vet, format check, and every test with -race
 test: deps vet fmt-check
-	$(GO) test -race -p 1 -timeout 30m ./...
+	$(GO) test -race -p 1 -count=1 -timeout 30m ./...
 
 ## deps: install the Debian packages the tests need (as root, when missing)
 deps:
