@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/internal/freeport"
 )
 
 // Persistence selects how a server keeps its data across a restart.
@@ -77,7 +79,7 @@ func StartServer(t testing.TB, p Persistence) *Server {
 	})
 	var lastErr error
 	for range 5 { // a free port can be taken between probe and bind: try again
-		port, err := freePort()
+		port, err := freeport.Loopback()
 		if err != nil {
 			t.Fatalf("clustertest: %v", err)
 		}
@@ -99,15 +101,6 @@ func binary() (string, error) {
 		return "", fmt.Errorf("redis-server not found on PATH (install Debian's redis-server, or run `make test`): %w", err)
 	}
 	return b, nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // start launches the process and waits until it answers PING.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -18,6 +17,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/quorumlock/quorumlock/internal/freeport"
 )
 
 // server is a private postgres process.
@@ -68,7 +69,7 @@ func startServer(ctx context.Context) (*server, error) {
 
 	var lastErr error
 	for range 5 { // a free port can be taken between probe and bind: try again
-		if s.port, err = freePort(); err != nil {
+		if s.port, err = freeport.Loopback(); err != nil {
 			s.removeDir()
 			return nil, err
 		}
@@ -310,15 +311,6 @@ func unsearchableParent(dir string) string {
 		}
 		dir = parent
 	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func tail(b []byte, n int) string {
