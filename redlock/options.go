@@ -138,12 +138,15 @@ func WithFencing(on bool) Option {
 	return func(c *config) error { c.fencing = on; return nil }
 }
 
-// WithQuarantine sets the shortest quarantine of a restarted master: a master
-// that lost its data, or whose run_id changed without appendfsync always, or
-// that is younger than the quarantine when first seen, does not vote until it
-// has been up for the longer of d and the longest TTL this client has used.
-// Default 0 (the longest TTL used). Set d to the longest TTL any client of the
-// same keys uses.
+// WithQuarantine sets the shortest quarantine of a restarted master. The
+// quarantine Λ is the longer of d and the longest TTL this client has used.
+// A master without appendonly yes + appendfsync always does not vote while
+// its uptime is below Λ (checked on every probe, so a client that starts
+// using a longer TTL also waits for masters younger than it); a master that
+// lost its data waits Λ from when that is seen; and a master that lost its
+// data, or restarted without appendfsync always, has its fencing counters
+// raised from the others before it votes. Default 0 (the longest TTL used).
+// Set d to the longest TTL any client of the same keys uses.
 func WithQuarantine(d time.Duration) Option {
 	return func(c *config) error {
 		if d < 0 {
