@@ -69,7 +69,7 @@ func (c *Client) sendAcquire(key, value string, ttl time.Duration) func(context.
 	keys := []string{key, FencePrefix + key, EpochKey}
 	ms := ttl.Milliseconds()
 	return func(ctx context.Context, m *master) (grant, error) {
-		res, err := acquireScript.Run(ctx, m.rdb, keys, value, ms).Slice()
+		res, err := m.batch.eval(ctx, acquireScript, keys, value, ms).Slice()
 		if err != nil {
 			return grant{}, err
 		}
@@ -209,7 +209,7 @@ func (c *Client) writeBack(ctx context.Context, key, value string, granted []int
 		}
 		t := token
 		r := startRound(ctx, c, granted, timeout, func(ctx context.Context, m *master) ([]any, error) {
-			return writeBackScript.Run(ctx, m.rdb, keys, value, t.String()).Slice()
+			return m.batch.eval(ctx, writeBackScript, keys, value, t.String()).Slice()
 		})
 		above := fencing.Token(0)
 		ok, cause := r.collect(ctx, c.quorum, func(rep reply[[]any]) bool {

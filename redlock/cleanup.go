@@ -41,7 +41,7 @@ func releaseBatch(ctx context.Context, m *master, keys, values []string, publish
 	} else {
 		args = append(args, "")
 	}
-	res, err := releaseScript.Run(ctx, m.rdb, keys, args...).Int64Slice()
+	res, err := m.batch.eval(ctx, releaseScript, keys, args...).Int64Slice()
 	if err == nil && len(res) != len(keys) {
 		err = fmt.Errorf("release script answered %d results for %d keys", len(res), len(keys))
 	}

@@ -81,8 +81,12 @@ func New(masters []redis.UniversalClient, opts ...Option) (*Client, error) {
 	for i, m := range masters {
 		ms := newMaster(i, m, cfg.maxInFlight)
 		ms.detect = func() { c.goBackground(func() { c.detectDELEX(ms) }) }
+		ms.batch = newBatcher(c, ms)
 		c.masters = append(c.masters, ms)
 		c.cleaners = append(c.cleaners, newCleaner(c, ms))
+	}
+	for _, m := range c.masters {
+		m.batch.start()
 	}
 	c.notifier = newNotifier(c)
 	return c, nil

@@ -34,7 +34,7 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 	ms := ttl.Milliseconds()
 	keys := []string{l.key}
 	r := startRound(ctx, c, voters, c.masterTimeout(ttl), func(ctx context.Context, m *master) (int64, error) {
-		return extendScript.Run(ctx, m.rdb, keys, l.value, ms).Int64()
+		return m.batch.eval(ctx, extendScript, keys, l.value, ms).Int64()
 	})
 	notOwner := 0
 	ok, cause := r.collect(ctx, c.quorum, func(rep reply[int64]) bool {

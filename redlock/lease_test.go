@@ -28,7 +28,15 @@ func (s slowScript) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 }
 
 func (s slowScript) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			if args := cmd.Args(); len(args) > 1 && args[1] == s.sha {
+				time.Sleep(s.d)
+				break
+			}
+		}
+		return next(ctx, cmds)
+	}
 }
 
 // An Extend whose round outlasts the lease's validity must not report

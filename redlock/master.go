@@ -14,6 +14,7 @@ type master struct {
 	index int
 	addr  string
 	rdb   redis.UniversalClient
+	batch *batcher // pipelines concurrent script calls (batch.go)
 
 	// slots bounds the commands in flight to this master: a stalled master
 	// (SIGSTOP, a blackhole) cannot collect an unbounded number of goroutines.

@@ -1,0 +1,112 @@
+package redlock
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// pipelineCounter is a go-redis hook that holds every direct (unpipelined)
+// call for hold, so that concurrent calls must queue, and records the
+// largest pipeline sent.
+type pipelineCounter struct {
+	hold      time.Duration
+	largest   atomic.Int64
+	pipedEval atomic.Int64 // EVAL sent in a pipeline: the NOSCRIPT fallback
+}
+
+func (p *pipelineCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (p *pipelineCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if cmd.Name() == "evalsha" {
+			time.Sleep(p.hold)
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (p *pipelineCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			if c.Name() == "eval" {
+				p.pipedEval.Add(1)
+			}
+		}
+		for n := int64(len(cmds)); ; {
+			cur := p.largest.Load()
+			if n <= cur || p.largest.CompareAndSwap(cur, n) {
+				break
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// Calls that arrive while one is on the wire go out together as one pipeline.
+func TestConcurrentCallsArePipelined(t *testing.T) {
+	r := newRig(t, 3)
+	hook := &pipelineCounter{hold: 100 * time.Millisecond}
+	for _, rc := range r.clients {
+		rc.(*redis.Client).AddHook(hook)
+	}
+	c := r.client(t, WithMasterTimeout(2*time.Second))
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Go(func() {
+			lease, err := c.TryLock(ctx, "k"+string(rune('a'+i)), 10*time.Second)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if err := lease.Release(ctx); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if hook.largest.Load() < 2 {
+		t.Fatalf("largest pipeline had %d commands; 16 concurrent locks were never batched", hook.largest.Load())
+	}
+}
+
+// After SCRIPT FLUSH (as after a restart), pipelined EVALSHA calls fall back
+// to EVAL.
+func TestPipelinedScriptsSurviveScriptFlush(t *testing.T) {
+	r := newRig(t, 3)
+	hook := &pipelineCounter{hold: 50 * time.Millisecond}
+	for _, rc := range r.clients {
+		rc.(*redis.Client).AddHook(hook)
+	}
+	c := r.client(t, WithMasterTimeout(2*time.Second))
+	ctx := context.Background()
+	for round := range 2 {
+		for _, rc := range r.clients {
+			if err := rc.ScriptFlush(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var wg sync.WaitGroup
+		for i := range 8 {
+			wg.Go(func() {
+				lease, err := c.TryLock(ctx, "k"+string(rune('a'+i)), 10*time.Second)
+				if err != nil {
+					t.Errorf("round %d: %v", round, err)
+					return
+				}
+				if err := lease.Release(ctx); err != nil {
+					t.Errorf("round %d: %v", round, err)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	if hook.pipedEval.Load() == 0 {
+		t.Fatal("no pipelined EVAL was sent: the NOSCRIPT fallback was not exercised")
+	}
+}
