@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -55,21 +56,7 @@ func TestConcurrentCallsArePipelined(t *testing.T) {
 		rc.(*redis.Client).AddHook(hook)
 	}
 	c := r.client(t, WithMasterTimeout(2*time.Second))
-	ctx := context.Background()
-	var wg sync.WaitGroup
-	for i := range 16 {
-		wg.Go(func() {
-			lease, err := c.TryLock(ctx, "k"+string(rune('a'+i)), 10*time.Second)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			if err := lease.Release(ctx); err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	wg.Wait()
+	lockReleaseConcurrently(t, c, 16)
 	if hook.largest.Load() < 2 {
 		t.Fatalf("largest pipeline had %d commands; 16 concurrent locks were never batched", hook.largest.Load())
 	}
@@ -91,22 +78,30 @@ func TestPipelinedScriptsSurviveScriptFlush(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		var wg sync.WaitGroup
-		for i := range 8 {
-			wg.Go(func() {
-				lease, err := c.TryLock(ctx, "k"+string(rune('a'+i)), 10*time.Second)
-				if err != nil {
-					t.Errorf("round %d: %v", round, err)
-					return
-				}
-				if err := lease.Release(ctx); err != nil {
-					t.Errorf("round %d: %v", round, err)
-				}
-			})
-		}
-		wg.Wait()
+		t.Logf("round %d", round)
+		lockReleaseConcurrently(t, c, 8)
 	}
 	if hook.pipedEval.Load() == 0 {
 		t.Fatal("no pipelined EVAL was sent: the NOSCRIPT fallback was not exercised")
 	}
+}
+
+// lockReleaseConcurrently takes and releases n distinct keys at once.
+func lockReleaseConcurrently(t *testing.T, c *Client, n int) {
+	t.Helper()
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			lease, err := c.TryLock(ctx, fmt.Sprintf("k%d", i), 10*time.Second)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if err := lease.Release(ctx); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
 }
