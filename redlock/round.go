@@ -18,7 +18,7 @@ type reply[T any] struct {
 // per-master timeout, whatever timeouts the caller's go-redis clients were
 // built with: the command runs in its own goroutine, and a goroutine stuck in
 // a client that ignores deadlines is simply not waited for. Late answers are
-// still recorded (see late), which is what cleanup after a failed attempt
+// still recorded (done and final), which is what cleanup after a failed attempt
 // needs.
 type round[T any] struct {
 	c       *Client
@@ -162,14 +162,3 @@ func (r *round[T]) silence() []error {
 
 // stop releases the round's timer. Commands still running go on.
 func (r *round[T]) stop() { r.timer.Stop() }
-
-// late waits (until stop closes) for master i's command to return and
-// reports its answer.
-func (r *round[T]) late(i int, stop <-chan struct{}) (reply[T], bool) {
-	select {
-	case <-r.done[i]:
-		return *r.final[i], true
-	case <-stop:
-		return reply[T]{}, false
-	}
-}

@@ -49,13 +49,6 @@ func (p *Proxy) Resume() {
 	p.cond.Broadcast()
 }
 
-// Paused reports whether the proxy is paused.
-func (p *Proxy) Paused() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.paused
-}
-
 // Close stops listening, drops every connection and waits for its goroutines.
 func (p *Proxy) Close() error {
 	p.mu.Lock()
