@@ -25,6 +25,20 @@ func TestDialRejectsBadInput(t *testing.T) {
 	if _, err := Dial(ctx, []string{"redis://127.0.0.1:1"}, WithTimeouts(0, time.Second)); !errors.Is(err, ErrInvalidArgument) {
 		t.Errorf("zero dial timeout: %v", err)
 	}
+	if _, err := Dial(ctx, []string{"redis://127.0.0.1:1"}, WithPoolSize(0)); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("zero pool size: %v", err)
+	}
+	c, err := Dial(ctx, []string{"redis://:secret@127.0.0.1:1/2"}, WithPoolSize(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if got := c.URLs(); len(got) != 1 || got[0] != "redis://:xxxxx@127.0.0.1:1/2" {
+		t.Errorf("URLs = %v; want the password redacted", got)
+	}
+	if ps := c.clients[0].Options().PoolSize; ps != 3 {
+		t.Errorf("pool size %d, want 3", ps)
+	}
 }
 
 func TestFromEnv(t *testing.T) {

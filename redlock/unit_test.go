@@ -296,3 +296,37 @@ func TestReleaseOfALostLeaseTwice(t *testing.T) {
 		t.Fatalf("second Release: %v; want ErrReleased", err)
 	}
 }
+
+// Without release notifications, a waiter still gets the lock, by backoff.
+func TestLockWithoutNotificationsUsesBackoff(t *testing.T) {
+	_, cs := miniMasters(t, 3)
+	holder, waiter := miniClient(t, cs), miniClient(t, cs, WithReleaseNotifications(false))
+	ctx := context.Background()
+	lease, err := holder.TryLock(ctx, "k", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		l, err := waiter.Lock(wctx, "k", 5*time.Second)
+		if err == nil {
+			err = l.Release(ctx)
+		}
+		got <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	if err := lease.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Fatalf("waiter without notifications: %v", err)
+	}
+	waiter.notifier.mu.Lock()
+	started := waiter.notifier.started
+	waiter.notifier.mu.Unlock()
+	if started {
+		t.Fatal("a client without notifications subscribed")
+	}
+}
