@@ -26,13 +26,13 @@ func TestStateRule(t *testing.T) {
 		want  Kind
 		until time.Duration // from now; 0: not by time
 	}{
-		{"young, first contact", State{}, young, Young, 25*time.Second},
+		{"young, first contact", State{}, young, Young, 25 * time.Second},
 		{"old, first contact", State{}, old, Votes, 0},
 		{"durable young, first contact", State{}, durable(young), Votes, 0},
 		{"no marker, first contact, old and durable", State{}, durable(Info{RunID: "b", Uptime: time.Hour}), DataLost, ttl},
 		{"no marker, known before", knew, durable(Info{RunID: "a", Uptime: time.Hour}), DataLost, ttl},
 		{"new marker", knew, complete(Info{RunID: "a", Uptime: time.Hour, Epoch: "f"}), DataLost, ttl},
-		{"non-durable restart, young", knew, restarted(young), Restarted, 25*time.Second},
+		{"non-durable restart, young", knew, restarted(young), Restarted, 25 * time.Second},
 		{"non-durable restart, old: counters first", knew, restarted(old), RaisingCounters, 0},
 		{"durable restart votes at once", knew, durable(restarted(young)), Votes, 0},
 		{"promoted replica, old and durable", State{}, durable(restarted(Info{RunID: "b", Uptime: time.Hour, Epoch: "e", Promoted: true})), Promoted, ttl},
