@@ -202,7 +202,7 @@ func (l *Lease) watch(interval time.Duration) {
 	defer expiry.Stop()
 	var renew Timer
 	var renewC <-chan time.Time // nil without auto-extension: never fires
-	var renewed chan error // the renewal under way, nil when none
+	var renewed chan error      // the renewal under way, nil when none
 	if interval > 0 {
 		renew = clk.NewTimer(interval)
 		defer renew.Stop()
