@@ -35,6 +35,9 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 	if err := c.checkTTL(ttl); err != nil {
 		return err
 	}
+	if l.parts != nil {
+		return l.multiExtend(ctx, ttl)
+	}
 	l.opMu.Lock()
 	defer l.opMu.Unlock()
 	if c.closed() {

@@ -18,6 +18,7 @@ type Lease struct {
 	value string // the secret: never logged
 	token fencing.Token
 	acq   []*call[grant] // the winning attempt's SETs by master, for their late answers
+	parts []*Lease       // a lease of several keys (LockAll): one lease per key; nil otherwise
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -58,7 +59,8 @@ func (c *Client) newLease(key, value string, ttl time.Duration, token fencing.To
 // errClosedLease ends the leases of a closed Client.
 var errClosedLease = fmt.Errorf("%w: the lease ended with its Client", ErrClosed)
 
-// Key returns the locked key.
+// Key returns the locked key (the first, for a lease of several keys: see
+// Keys).
 func (l *Lease) Key() string {
 	if l == nil {
 		return ""
@@ -68,7 +70,8 @@ func (l *Lease) Key() string {
 
 // Token returns the lease's fencing token: strictly greater than the token of
 // every lease of the same key that ended before this one was acquired. It is
-// zero when the Client was built WithFencing(false). Extend keeps it.
+// zero when the Client was built WithFencing(false). Extend keeps it. For a
+// lease of several keys it is the first key's token: see Tokens.
 func (l *Lease) Token() fencing.Token {
 	if l == nil {
 		return 0
@@ -81,6 +84,9 @@ func (l *Lease) TTL() time.Duration {
 	if l == nil {
 		return 0
 	}
+	if l.parts != nil {
+		return l.parts[0].TTL()
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.ttl
@@ -91,6 +97,9 @@ func (l *Lease) TTL() time.Duration {
 func (l *Lease) ValidUntil() time.Time {
 	if l == nil {
 		return time.Time{}
+	}
+	if l.parts != nil {
+		return l.multiValidUntil()
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -128,6 +137,9 @@ func (l *Lease) Context() context.Context {
 func (l *Lease) Err() error {
 	if l == nil {
 		return invalid("nil lease")
+	}
+	if l.parts != nil {
+		return l.multiHeld()
 	}
 	return l.held(l.c.cfg.clock.Now())
 }

@@ -37,6 +37,9 @@ func (l *Lease) Release(ctx context.Context) error {
 	if err := checkCtx(ctx); err != nil {
 		return err
 	}
+	if l.parts != nil {
+		return l.multiRelease(ctx)
+	}
 	l.opMu.Lock()
 	defer l.opMu.Unlock()
 	if l.released {
