@@ -4,5 +4,5 @@
 //	redlockctl status   one line per master of REDLOCK_MASTERS (or --masters): reachability,
 //	                    latency, clock offset, persistence, DELEX, and whether it votes
 //
-// The commands live in internal/cli, one file per command.
+// The commands live in cmd/redlockctl/internal/cli, one file per command.
 package main

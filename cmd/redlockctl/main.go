@@ -6,7 +6,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/quorumlock/quorumlock/internal/cli"
+	"github.com/quorumlock/quorumlock/cmd/redlockctl/internal/cli"
 )
 
 func main() {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/quorumlock/quorumlock/internal/demo"
+	"github.com/quorumlock/quorumlock/cmd/redlockctl/internal/demo"
 )
 
 func newDemoCmd() *cobra.Command {
