@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -9,15 +8,19 @@ import (
 	"github.com/quorumlock/quorumlock/cmd/redlockctl/internal/demo"
 )
 
-func newDemoCmd() *cobra.Command {
+func (a *app) newDemoCmd() *cobra.Command {
 	var cfg demo.Config
 	cmd := &cobra.Command{
 		Use:   "demo",
-		Short: "Run the quorum lock on five embedded masters: contention, a paused minority, a lost majority, fencing",
-		Long: "demo starts five in-process Redis masters (miniredis) behind pausable proxies and runs contending\n" +
-			"workers that increment one balance under the lock, through a store that checks fencing tokens.\n" +
-			"It pauses a minority of masters, then a majority, fences off a stale holder, and checks that no\n" +
-			"key is left behind. It needs nothing installed and exits 1 if any check fails.",
+		Short: "Walk through why quorum locks and fencing exist, on embedded masters (needs nothing installed)",
+		Long: `demo starts in-process Redis masters (miniredis, each behind a pausable proxy) and walks through
+the story in under a minute: a check-then-act race without a lock (lost updates counted); a naive
+SETNX lock stuck forever behind a crashed holder; the SETNX+EXPIRE crash window leaving a lock
+without a TTL (and audit finding it); Redlock riding out a paused master, and refusing without a
+majority; a paused holder fenced off by its token. Each step says what happened and why and
+prints its checks; demo exits 1 if any check fails. It ignores --masters.`,
+		Example: `  redlockctl demo
+  go run ./cmd/redlockctl demo`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			res, err := demo.Run(cmd.Context(), cmd.OutOrStdout(), cfg)
@@ -25,13 +28,13 @@ func newDemoCmd() *cobra.Command {
 				return usageError{err}
 			}
 			if !res.OK {
-				return errors.New("demo: a check failed")
+				return codeError{ExitFailed, errDemoFailed}
 			}
 			return nil
 		},
 	}
 	f := cmd.Flags()
-	f.IntVar(&cfg.Masters, "masters", 5, "embedded masters (3 to 9)")
+	f.IntVar(&cfg.Masters, "embedded-masters", 5, "embedded masters (3 to 9)")
 	f.IntVar(&cfg.Processes, "processes", 2, "contending clients")
 	f.IntVar(&cfg.Workers, "workers", 4, "goroutines per client")
 	f.IntVar(&cfg.Increments, "increments", 10, "critical sections per worker and phase")

@@ -1,10 +1,10 @@
 package cli
 
 import (
-	"context"
 	"fmt"
+	"github.com/quorumlock/quorumlock/cmd/redlockctl/internal/inspect"
+	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,75 +12,217 @@ import (
 	"github.com/quorumlock/quorumlock/cluster"
 )
 
-func newStatusCmd() *cobra.Command {
-	var masters string
-	var longest, timeout time.Duration
+func (a *app) newStatusCmd() *cobra.Command {
+	var longest time.Duration
 	cmd := &cobra.Command{
-		Use:   "status",
-		Short: "Check every master: reachability, latency, clock offset, persistence, quarantine",
-		Long: "status probes every master of the cluster (--masters, or REDLOCK_MASTERS) and prints one line per master.\n" +
-			"It exits 1 when fewer than a majority of masters are reachable and out of quarantine.",
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
-			defer cancel()
-			opts := []cluster.Option{cluster.WithLongestTTL(longest)}
-			var c *cluster.Cluster
-			var err error
-			if masters != "" {
-				c, err = cluster.Dial(ctx, strings.Split(masters, ","), opts...)
-			} else {
-				c, err = cluster.FromEnv(ctx, opts...)
+		Use:   "status [KEY...]",
+		Short: "Masters' health and quorum, or who holds the given keys on which masters",
+		Long: `Without keys, status probes every master and prints one line per master (reachable, latency,
+version, persistence, clock offset, uptime, whether it votes and why not) and a verdict: how many
+masters vote, how many a lock needs, and the margin of failures left. Exit 4 without a voting majority.
+
+With keys, it prints per key and master an owner id (a hash of the lock value, never the value),
+the remaining TTL and the fencing counter; then a verdict per key: held (a majority agrees on one
+owner), free, split (no majority; the stray minority keys are named) or unknown (fewer than a
+majority answered: exit 4).`,
+		Example: `  redlockctl status
+  redlockctl status invoice:7 invoice:8 -o json`,
+		RunE: func(cmd *cobra.Command, keys []string) error {
+			if longest <= 0 {
+				return usageError{fmt.Errorf("--longest-ttl %v: must be positive", longest)}
 			}
+			ctx, cancel := a.withTimeout(cmd.Context())
+			defer cancel()
+			c, err := a.connect(ctx, cluster.WithLongestTTL(longest))
 			if err != nil {
-				return usageError{err}
+				return err
 			}
 			defer c.Close()
-			return printStatus(cmd, c.Check(ctx))
+			if len(keys) > 0 {
+				reps := make([]inspect.KeyReport, len(keys))
+				for i, k := range keys {
+					reps[i] = inspect.Key(ctx, c.Clients(), c.URLs(), k)
+				}
+				return a.printKeys(cmd.OutOrStdout(), reps)
+			}
+			return a.printMasters(cmd.OutOrStdout(), c.Check(ctx))
 		},
 	}
-	cmd.Flags().StringVar(&masters, "masters", "", "comma-separated redis:// URLs (default: $REDLOCK_MASTERS)")
-	cmd.Flags().DurationVar(&longest, "longest-ttl", 30*time.Second, "longest lock TTL in use (sizes restart quarantine)")
-	cmd.Flags().DurationVar(&timeout, "timeout", 2*time.Second, "time allowed for the whole check")
+	cmd.Flags().DurationVar(&longest, "longest-ttl", 30*time.Second, "longest lock TTL in use (sizes the restart quarantine reported)")
 	return cmd
 }
 
-func printStatus(cmd *cobra.Command, st []cluster.MasterStatus) error {
-	w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "#\tMASTER\tUP\tLATENCY\tCLOCK\tVERSION\tUPTIME\tAOF\tFSYNC\tDELEX\tVOTES")
-	voting := 0
+// masterJSON is one master in `status -o json`.
+type masterJSON struct {
+	Master           int     `json:"master"`
+	URL              string  `json:"url"`
+	Reachable        bool    `json:"reachable"`
+	Cause            string  `json:"cause,omitempty"`
+	LatencyMs        float64 `json:"latency_ms"`
+	ClockOffsetMs    float64 `json:"clock_offset_ms"`
+	Version          string  `json:"version"`
+	UptimeS          int64   `json:"uptime_s"`
+	AOF              bool    `json:"aof"`
+	AppendFsync      string  `json:"appendfsync"`
+	DELEX            bool    `json:"delex"`
+	Votes            bool    `json:"votes"`
+	Quarantined      bool    `json:"quarantined"`
+	QuarantineReason string  `json:"quarantine_reason,omitempty"`
+	QuarantineLeftS  float64 `json:"quarantine_left_s,omitempty"`
+	Fresh            bool    `json:"fresh"`
+}
+
+// mastersJSON is `status -o json` without keys.
+type mastersJSON struct {
+	Masters []masterJSON `json:"masters"`
+	Voting  int          `json:"voting"`
+	Quorum  int          `json:"quorum"`
+	Margin  int          `json:"margin"`  // voting masters that may still fail; negative: that many short
+	Verdict string       `json:"verdict"` // "ok" or "no-quorum"
+}
+
+func toMastersJSON(st []cluster.MasterStatus) mastersJSON {
+	out := mastersJSON{Quorum: len(st)/2 + 1}
 	for _, s := range st {
+		m := masterJSON{Master: s.Master, URL: s.URL, Reachable: s.Reachable}
 		if !s.Reachable {
-			fmt.Fprintf(w, "%d\t%s\tno\t-\t-\t-\t-\t-\t-\t-\tno: %v\n", s.Master, s.URL, s.Err)
-			continue
-		}
-		votes := "yes"
-		if s.Fresh {
-			votes = "yes (fresh cluster: the first lock marks every master)"
-		}
-		if s.Quarantined {
-			votes = "no: " + s.QuarantineReason
+			m.Cause = inspect.Describe(s.Err)
 		} else {
-			voting++
+			m.LatencyMs, m.ClockOffsetMs = ms(s.Latency), ms(s.ClockOffset)
+			m.Version, m.UptimeS = s.Version, int64(s.Uptime.Seconds())
+			m.AOF, m.AppendFsync, m.DELEX, m.Fresh = s.AOF, s.AppendFsync, s.DELEX, s.Fresh
+			m.Quarantined, m.QuarantineReason = s.Quarantined, s.QuarantineReason
+			m.QuarantineLeftS = s.QuarantineLeft.Seconds()
+			m.Votes = !s.Quarantined
 		}
-		fmt.Fprintf(w, "%d\t%s\tyes\t%v\t%+v\t%s\t%v\t%v\t%s\t%v\t%s\n", s.Master, s.URL,
-			s.Latency.Round(time.Microsecond), s.ClockOffset.Round(time.Millisecond), s.Version,
-			s.Uptime, s.AOF, orDash(s.AppendFsync), s.DELEX, votes)
+		if m.Votes {
+			out.Voting++
+		}
+		out.Masters = append(out.Masters, m)
 	}
-	if err := w.Flush(); err != nil {
-		return err
+	out.Margin = out.Voting - out.Quorum
+	out.Verdict = "ok"
+	if out.Margin < 0 {
+		out.Verdict = "no-quorum"
 	}
-	need := len(st)/2 + 1
-	fmt.Fprintf(cmd.OutOrStdout(), "%d of %d masters vote; a lock needs %d.\n", voting, len(st), need)
-	if voting < need {
-		return fmt.Errorf("no quorum: %d voting masters, %d needed", voting, need)
+	return out
+}
+
+func (a *app) printMasters(w io.Writer, st []cluster.MasterStatus) error {
+	j := toMastersJSON(st)
+	if a.g.json() {
+		if err := writeJSON(w, j); err != nil {
+			return err
+		}
+	} else {
+		tw := table(w)
+		fmt.Fprintln(tw, "#\tMASTER\tUP\tLATENCY\tCLOCK\tVERSION\tUPTIME\tAOF\tFSYNC\tDELEX\tVOTES")
+		for i, m := range j.Masters {
+			if !m.Reachable {
+				fmt.Fprintf(tw, "%d\t%s\tno\t-\t-\t-\t-\t-\t-\t-\tno: %s\n", m.Master, m.URL, m.Cause)
+				continue
+			}
+			votes := "yes"
+			switch {
+			case m.Quarantined:
+				votes = fmt.Sprintf("no: quarantined: %s (votes again in %v)", m.QuarantineReason, st[i].QuarantineLeft.Round(time.Second))
+				if st[i].QuarantineLeft <= 0 {
+					votes = "no: quarantined: " + m.QuarantineReason
+				}
+			case m.Fresh:
+				votes = "yes (fresh cluster: the first lock marks every master)"
+			}
+			fmt.Fprintf(tw, "%d\t%s\tyes\t%v\t%+v\t%s\t%v\t%v\t%s\t%v\t%s\n", m.Master, m.URL,
+				st[i].Latency.Round(time.Microsecond), st[i].ClockOffset.Round(time.Millisecond), m.Version,
+				st[i].Uptime, m.AOF, orDash(m.AppendFsync), m.DELEX, votes)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "%d of %d masters vote; a lock needs %d", j.Voting, len(j.Masters), j.Quorum)
+		if j.Margin >= 0 {
+			fmt.Fprintf(w, "; %d more may fail.\n", j.Margin)
+		} else {
+			fmt.Fprintln(w, ".")
+		}
+	}
+	if j.Margin < 0 {
+		return codeError{ExitNoQuorum, fmt.Errorf("no quorum: %d voting masters, %d needed", j.Voting, j.Quorum)}
 	}
 	return nil
 }
 
-func orDash(s string) string {
-	if s == "" {
+// keysJSON is `status KEY... -o json`.
+type keysJSON struct {
+	Keys []inspect.KeyReport `json:"keys"`
+}
+
+func (a *app) printKeys(w io.Writer, reps []inspect.KeyReport) error {
+	unknown := 0
+	for _, r := range reps {
+		if r.Verdict == inspect.VerdictUnknown {
+			unknown++
+		}
+	}
+	if a.g.json() {
+		if err := writeJSON(w, keysJSON{Keys: reps}); err != nil {
+			return err
+		}
+	} else {
+		for i, r := range reps {
+			if i > 0 {
+				fmt.Fprintln(w)
+			}
+			tw := table(w)
+			fmt.Fprintf(tw, "%s\tMASTER\tOWNER\tPTTL\tFENCE\n", r.Key)
+			for _, m := range r.Masters {
+				switch {
+				case !m.Reachable:
+					fmt.Fprintf(tw, "  %d\t%s\t%s\t\t\n", m.Master, m.URL, m.Cause)
+				case m.Owner == "" && m.Cause != "":
+					fmt.Fprintf(tw, "  %d\t%s\t%s\t\t%d\n", m.Master, m.URL, m.Cause, m.Fence)
+				case m.Owner == "":
+					fmt.Fprintf(tw, "  %d\t%s\t-\t-\t%d\n", m.Master, m.URL, m.Fence)
+				default:
+					fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%d\n", m.Master, m.URL, m.Owner, pttlString(m.PTTLms), m.Fence)
+				}
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "  verdict: %s\n", keyVerdictLine(r))
+		}
+	}
+	if unknown > 0 {
+		return codeError{ExitNoQuorum, fmt.Errorf("no quorum: fewer than %d masters answered for %d key(s)", reps[0].Quorum, unknown)}
+	}
+	return nil
+}
+
+func keyVerdictLine(r inspect.KeyReport) string {
+	var b strings.Builder
+	switch r.Verdict {
+	case inspect.VerdictHeld:
+		fmt.Fprintf(&b, "held by owner %s on %d of %d masters (a lock needs %d), fencing counter %d", r.Owner, r.Holders, len(r.Masters), r.Quorum, r.Fence)
+	case inspect.VerdictFree:
+		fmt.Fprintf(&b, "free (%d of %d masters answered), fencing counter %d", r.Answered, len(r.Masters), r.Fence)
+	case inspect.VerdictSplit:
+		fmt.Fprintf(&b, "split: no owner holds a majority (largest group %d, a lock needs %d)", r.Holders, r.Quorum)
+	case inspect.VerdictUnknown:
+		fmt.Fprintf(&b, "unknown: only %d of %d masters answered, %d needed", r.Answered, len(r.Masters), r.Quorum)
+	}
+	for _, s := range r.Strays {
+		fmt.Fprintf(&b, "\n  stray: master %d holds a key of owner %s (%s) without a majority", s.Master, s.Owner, pttlString(s.PTTLms))
+	}
+	return b.String()
+}
+
+func pttlString(p int64) string {
+	switch {
+	case p == -1:
+		return "no TTL (never expires: see `redlockctl audit`)"
+	case p < 0:
 		return "-"
 	}
-	return s
+	return (time.Duration(p) * time.Millisecond).String()
 }
