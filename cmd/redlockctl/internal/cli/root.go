@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 
 	"github.com/spf13/cobra"
+
+	"github.com/quorumlock/quorumlock/cmd/redlockctl/internal/inspect"
 )
 
 // Env is what a redlockctl invocation reads and writes besides its
@@ -53,7 +55,7 @@ func Execute(ctx context.Context, args []string, env Env) int {
 	code := app.exitCode(err)
 	var q quietError
 	if !errors.As(err, &q) {
-		fmt.Fprintln(env.Stderr, "redlockctl:", err)
+		fmt.Fprintln(env.Stderr, "redlockctl:", inspect.Summary(err))
 	}
 	if code == ExitUsage && !app.started {
 		fmt.Fprintln(env.Stderr, "Run 'redlockctl --help' for usage.")

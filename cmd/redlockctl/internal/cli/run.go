@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -117,7 +118,30 @@ func (a *app) run(cmd *cobra.Command, f runFlags, args []string) error {
 		EnvToken+"="+strconv.FormatUint(uint64(lease.Token()), 10),
 		EnvValidUntil+"="+lease.ValidUntil().Format(time.RFC3339Nano),
 	)
-	if err := child.Start(); err != nil {
+	// Signals that arrive from here on are CMD's: held back until it has
+	// started, then forwarded.
+	var mu sync.Mutex
+	var pending []os.Signal
+	fwd := func(s os.Signal) {
+		mu.Lock()
+		defer mu.Unlock()
+		if child.Process == nil {
+			pending = append(pending, s)
+			return
+		}
+		_ = child.Process.Signal(s)
+	}
+	a.forward.Store(&fwd)
+	defer a.forward.Store(nil)
+	mu.Lock()
+	err = child.Start()
+	if err == nil {
+		for _, s := range pending {
+			_ = child.Process.Signal(s)
+		}
+	}
+	mu.Unlock()
+	if err != nil {
 		release()
 		code := 126
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
@@ -125,9 +149,6 @@ func (a *app) run(cmd *cobra.Command, f runFlags, args []string) error {
 		}
 		return codeError{code, fmt.Errorf("run: %w", err)}
 	}
-	fwd := func(s os.Signal) { _ = child.Process.Signal(s) }
-	a.forward.Store(&fwd)
-	defer a.forward.Store(nil)
 
 	exited := make(chan error, 1)
 	go func() { exited <- child.Wait() }()

@@ -25,6 +25,9 @@ func Describe(err error) string {
 	switch {
 	case errors.Is(err, redlock.ErrHeldByOther):
 		return "held by another owner"
+	case errors.Is(err, redlock.ErrQuarantined) && strings.Contains(msg, "not probed"):
+		// The client's restart probe got no answer: the master is silent.
+		return "unreachable: no answer to the restart probe (paused, overloaded or partitioned?)"
 	case errors.Is(err, redlock.ErrQuarantined):
 		return "answering but quarantined: " + msg
 	case errors.Is(err, syscall.ECONNREFUSED):
@@ -47,6 +50,20 @@ func Describe(err error) string {
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// Summary is a redlock error's first line, without the per-master list
+// (MasterErrors gives it one line per master).
+func Summary(err error) string {
+	var e *redlock.Error
+	if !errors.As(err, &e) || err.Error() != e.Error() {
+		return err.Error() // not a bare redlock error: keep its context
+	}
+	s := fmt.Sprintf("%s %q: %v (%d of %d needed)", e.Op, e.Key, e.Kind, e.Granted, e.Quorum)
+	if e.Cause != nil {
+		s += ": " + e.Cause.Error()
+	}
+	return s
 }
 
 // MasterErrors lists a redlock error's per-master causes, one line each.
