@@ -3,11 +3,13 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -15,15 +17,31 @@ import (
 	"github.com/quorumlock/quorumlock/cluster/clustertest"
 )
 
-// buildBinary builds redlockctl into a temporary directory.
+var (
+	binOnce sync.Once
+	binDir  string // removed by TestMain
+	binPath string
+	binErr  error
+)
+
+// buildBinary builds redlockctl once per test binary, into a temporary
+// directory that TestMain removes.
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "redlockctl")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/quorumlock/quorumlock/cmd/redlockctl").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	binOnce.Do(func() {
+		if binDir, binErr = os.MkdirTemp("", "redlockctl-test-"); binErr != nil {
+			return
+		}
+		binPath = filepath.Join(binDir, "redlockctl")
+		out, err := exec.Command("go", "build", "-o", binPath, "github.com/quorumlock/quorumlock/cmd/redlockctl").CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
 	}
-	return bin
+	return binPath
 }
 
 // process is redlockctl running as its own process.
@@ -156,4 +174,31 @@ func TestRun(t *testing.T) {
 		ctl(t, c, "run", "--key", "job", "--ttl", "2s", "--conflict-exit-code", "9", "--", "true").want(t, 9, "run --conflict-exit-code 9")
 		ctl(t, c, "run", "--key", "free", "--ttl", "2s", "--", "no-such-command-here").want(t, 127, "run of a missing command")
 	})
+}
+
+func TestGoRedisLogLinesNeverReachTheTerminal(t *testing.T) {
+	bin := buildBinary(t)
+	c := clustertest.Start(t, 3, clustertest.AOFAlways)
+	// A first lock marks every master (a fresh cluster needs them all).
+	r := ctl(t, c, "lock", "first", "--ttl", "2s")
+	r.want(t, ExitOK, "first lock")
+	ctl(t, c, "unlock", strings.TrimSpace(r.out)).want(t, ExitOK, "unlock")
+	if err := c.Servers[0].Kill(); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"status"}, {"lock", "k", "--ttl", "2s"}, {"doctor"}} {
+		p := start(t, bin, c, args...)
+		code := p.wait(t, 30*time.Second)
+		if want := map[string]int{"status": 0, "lock": 0, "doctor": 1}[args[0]]; code != want {
+			t.Errorf("%v: exit %d, want %d\n%s", args, code, want, p.errOut.String())
+		}
+		for _, line := range strings.Split(p.errOut.String(), "\n") {
+			if strings.HasPrefix(line, "redis: ") || strings.HasPrefix(line, "INFO:") || regexp.MustCompile(`^\d{4}/\d\d/\d\d `).MatchString(line) {
+				t.Errorf("%v: a library log line reached stderr: %q", args, line)
+			}
+		}
+		if args[0] != "lock" && !strings.Contains(p.out.String()+p.errOut.String(), "connection refused") {
+			t.Errorf("%v does not say that master 0 refuses connections:\n%s%s", args, p.out.String(), p.errOut.String())
+		}
+	}
 }

@@ -26,8 +26,8 @@ func Describe(err error) string {
 	case errors.Is(err, redlock.ErrHeldByOther):
 		return "held by another owner"
 	case errors.Is(err, redlock.ErrQuarantined) && strings.Contains(msg, "not probed"):
-		// The client's restart probe got no answer: the master is silent.
-		return "unreachable: no answer to the restart probe (paused, overloaded or partitioned?)"
+		// The client's restart probe failed: down, paused or cut off.
+		return "unreachable: its restart probe failed (down, paused or partitioned?)"
 	case errors.Is(err, redlock.ErrQuarantined):
 		return "answering but quarantined: " + msg
 	case errors.Is(err, syscall.ECONNREFUSED):
