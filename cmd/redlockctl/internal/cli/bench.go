@@ -87,7 +87,13 @@ func bench(ctx context.Context, progress io.Writer, locks *redlock.Client, n int
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	prefix := "redlockctl-bench:" + strconv.FormatInt(time.Now().UnixNano(), 36) + ":"
+	// Warm up: the client's first operation probes every master (restart
+	// quarantine); attempts made while it probes would fail, not measure.
+	if l, err := locks.Lock(ctx, prefix+"warmup", ttl); err == nil {
+		_ = l.Release(context.WithoutCancel(ctx))
+	}
 	var pairs, errs atomic.Int64
+	var firstErr atomic.Pointer[error]
 	lat := make([][]time.Duration, n)
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -103,6 +109,7 @@ func bench(ctx context.Context, progress io.Writer, locks *redlock.Client, n int
 				if err != nil {
 					if ctx.Err() == nil {
 						errs.Add(1)
+						firstErr.CompareAndSwap(nil, &err)
 					}
 					continue
 				}
@@ -131,6 +138,9 @@ func bench(ctx context.Context, progress io.Writer, locks *redlock.Client, n int
 	close(done)
 	pw.Wait()
 	el := time.Since(start)
+	if e := firstErr.Load(); e != nil {
+		fmt.Fprintf(progress, "first error: %v\n", *e)
+	}
 	var all []time.Duration
 	for _, l := range lat {
 		all = append(all, l...)
