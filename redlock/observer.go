@@ -76,20 +76,29 @@ type MasterResult struct {
 }
 
 // Kind classifies the master's result in a few fixed words, fit for a metric
-// label: "ok", "held_by_other", "timeout", "busy", "quarantined",
-// "canceled" or "error".
+// label: "ok", "held_by_other", "key_absent", "timeout", "not_waited_for",
+// "busy", "quarantined", "unreachable", "reply_error", "canceled" or
+// "error".
 func (r MasterResult) Kind() string {
 	switch {
 	case r.Err == nil:
 		return "ok"
 	case errors.Is(r.Err, ErrHeldByOther):
 		return "held_by_other"
+	case errors.Is(r.Err, ErrKeyAbsent):
+		return "key_absent"
 	case errors.Is(r.Err, ErrMasterTimeout), errors.Is(r.Err, context.DeadlineExceeded):
 		return "timeout"
+	case errors.Is(r.Err, ErrNotWaitedFor):
+		return "not_waited_for"
 	case errors.Is(r.Err, ErrMasterBusy):
 		return "busy"
 	case errors.Is(r.Err, ErrQuarantined):
 		return "quarantined"
+	case errors.Is(r.Err, ErrUnreachable):
+		return "unreachable"
+	case errors.Is(r.Err, ErrReplyError):
+		return "reply_error"
 	case errors.Is(r.Err, context.Canceled):
 		return "canceled"
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -19,32 +21,65 @@ func Describe(err error) string {
 		return ""
 	}
 	msg := err.Error()
+	var me *redlock.MasterError
+	if errors.As(err, &me) {
+		msg = me.Err.Error() // without the "master N (addr):" prefix
+	}
+	switch {
+	case errors.Is(err, redlock.ErrHeldByOther):
+		return "held by another owner"
+	case errors.Is(err, redlock.ErrKeyAbsent):
+		return "the key is gone there (expired, or lost with the master's data)"
+	case errors.Is(err, redlock.ErrNotProbed):
+		return "unreachable: no probe has answered yet (" + msg + ")"
+	case errors.Is(err, redlock.ErrReplica):
+		return "answers as a replica, not a master: " + msg
+	case errors.Is(err, redlock.ErrQuarantined):
+		return "answering but quarantined: " + msg
+	case errors.Is(err, redlock.ErrMasterBusy):
+		return "stalled: " + msg
+	case errors.Is(err, redlock.ErrNotWaitedFor):
+		return "not waited for: " + msg
+	case errors.Is(err, redlock.ErrReplyError):
+		return "answered with an error: " + msg
+	}
+	var reply redis.Error
+	if errors.As(err, &reply) && !isAuth(msg) && !errors.Is(err, redis.ErrClosed) {
+		return "answered with an error: " + msg
+	}
+	return "unreachable: " + cause(err, msg)
+}
+
+// cause names why a master could not be reached.
+func cause(err error, msg string) string {
 	var dnsErr *net.DNSError
 	var tlsErr *tls.RecordHeaderError
 	var certErr *tls.CertificateVerificationError
 	switch {
-	case errors.Is(err, redlock.ErrHeldByOther):
-		return "held by another owner"
-	case errors.Is(err, redlock.ErrQuarantined) && strings.Contains(msg, "not probed"):
-		// The client's restart probe failed: down, paused or cut off.
-		return "unreachable: its restart probe failed (down, paused or partitioned?)"
-	case errors.Is(err, redlock.ErrQuarantined):
-		return "answering but quarantined: " + msg
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return "unreachable: connection refused"
-	case errors.Is(err, redlock.ErrMasterTimeout), errors.Is(err, context.DeadlineExceeded), isTimeout(err):
-		return "unreachable: timeout (no answer in time; paused, overloaded or partitioned?)"
+	case errors.Is(err, syscall.ECONNREFUSED), strings.Contains(msg, "connection refused"):
+		return "connection refused"
+	case errors.Is(err, redlock.ErrMasterTimeout), errors.Is(err, context.DeadlineExceeded), isTimeout(err),
+		strings.Contains(msg, "timeout"), strings.Contains(msg, "deadline exceeded"):
+		return "timeout (no answer in time: paused, overloaded or partitioned?)"
 	case errors.As(err, &dnsErr):
-		return "unreachable: DNS: " + dnsErr.Err
+		return "DNS: " + dnsErr.Err
 	case errors.As(err, &tlsErr), errors.As(err, &certErr), strings.Contains(msg, "tls:"):
-		return "unreachable: TLS: " + msg
-	case strings.Contains(msg, "WRONGPASS"), strings.Contains(msg, "NOAUTH"), strings.Contains(msg, "NOPERM"),
-		strings.Contains(msg, "invalid password"), strings.Contains(msg, "invalid username-password"):
-		return "unreachable: auth: " + msg
-	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, net.ErrClosed):
-		return "unreachable: connection reset"
+		return "TLS: " + msg
+	case isAuth(msg):
+		return "auth: " + msg
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, net.ErrClosed), strings.Contains(msg, "connection reset"):
+		return "connection reset"
 	}
-	return "error: " + msg
+	return msg
+}
+
+func isAuth(msg string) bool {
+	for _, s := range []string{"WRONGPASS", "NOAUTH", "NOPERM", "invalid password", "invalid username-password"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
 }
 
 func isTimeout(err error) bool {
@@ -69,11 +104,11 @@ func Summary(err error) string {
 // MasterErrors lists a redlock error's per-master causes, one line each.
 func MasterErrors(err error) []string {
 	var e *redlock.Error
-	if !errors.As(err, &e) || e.Masters == nil {
+	if !errors.As(err, &e) {
 		return nil
 	}
 	var out []string
-	for _, me := range e.Masters.Errors {
+	for _, me := range e.Masters {
 		var m *redlock.MasterError
 		if errors.As(me, &m) {
 			out = append(out, fmt.Sprintf("master %d (%s): %s", m.Master, m.Addr, Describe(m.Err)))

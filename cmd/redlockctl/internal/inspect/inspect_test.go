@@ -59,6 +59,9 @@ func TestDescribeNamesTheCause(t *testing.T) {
 		{errors.New("tls: failed to verify certificate"), "TLS"},
 		{&redlock.MasterError{Err: redlock.ErrHeldByOther}, "held by another owner"},
 		{fmt.Errorf("%w: until 10:00", redlock.ErrQuarantined), "quarantined"},
+		{&redlock.MasterError{Err: fmt.Errorf("%w: dial tcp: connect: connection refused", redlock.ErrUnreachable)}, "unreachable: connection refused"},
+		{&redlock.MasterError{Err: redlock.ErrKeyAbsent}, "gone"},
+		{redis.ErrClosed, "unreachable"},
 	} {
 		if got := Describe(tc.err); !strings.Contains(got, tc.want) {
 			t.Errorf("Describe(%v) = %q, want %q in it", tc.err, got, tc.want)
