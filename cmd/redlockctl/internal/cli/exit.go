@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 
 	"github.com/quorumlock/quorumlock/cluster"
@@ -47,6 +48,8 @@ func (a *app) exitCode(err error) int {
 		return q.code
 	case errors.As(err, &c):
 		return c.code
+	case errors.Is(err, context.Canceled):
+		return ExitFailed // interrupted (SIGINT/SIGTERM)
 	case errors.As(err, &u), !a.started:
 		// Anything cobra refused before a command ran (unknown command, bad
 		// argument count) is a usage error too.

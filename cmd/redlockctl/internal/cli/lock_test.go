@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -160,4 +162,30 @@ func TestNoQuorumExit4WithThreeOfFivePaused(t *testing.T) {
 	ctl(t, c, append(args, "extend", handle, "--ttl", "2s")...).want(t, ExitNoQuorum, "extend with 3 of 5 paused")
 	ctl(t, c, append(args, "run", "--key", "other", "--ttl", "2s", "--", "true")...).want(t, ExitNoQuorum, "run with 3 of 5 paused")
 	ctl(t, c, append(args, "run", "--key", "other", "--ttl", "2s", "--conflict-exit-code", "0", "--", "false")...).want(t, 0, "run --conflict-exit-code 0")
+}
+
+func TestSignalStopsAWaitingLock(t *testing.T) {
+	c := clustertest.Start(t, 3, clustertest.AOFAlways)
+	r := ctl(t, c, "lock", "k", "--ttl", "30s")
+	r.want(t, ExitOK, "lock")
+	defer ctl(t, c, "unlock", strings.TrimSpace(r.out))
+
+	sigs := make(chan os.Signal, 1)
+	done := make(chan int, 1)
+	var out, errb bytes.Buffer
+	go func() {
+		done <- Execute(context.Background(), []string{"lock", "k", "--ttl", "5s", "--wait", "1m"}, Env{
+			Stdout: &out, Stderr: &errb, Signals: sigs,
+			Getenv: func(k string) string { return map[string]string{EnvMasters: strings.Join(c.URLs(), ",")}[k] },
+		})
+	}()
+	sigs <- os.Interrupt // delivered whenever the command reads it: before or while it waits
+	select {
+	case code := <-done:
+		if code != ExitFailed || !strings.Contains(errb.String(), "canceled") {
+			t.Fatalf("interrupted lock: exit %d, stderr %q; want 1, canceled", code, errb.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("SIGINT did not stop a waiting lock")
+	}
 }
