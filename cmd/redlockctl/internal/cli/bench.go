@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/quorumlock/quorumlock/redlock"
@@ -42,7 +43,7 @@ func (a *app) newBenchCmd() *cobra.Command {
 		Long: `bench runs --concurrency goroutines, each taking and releasing its own key (TryLock then Release,
 fencing on) for --duration, with a live progress line on stderr, then prints pairs per second and
 the latency of a pair (p50, p99, max). Keys are "redlockctl-bench:<random>:<n>"; they are released
-(fencing counters stay, as for every lock). Every master must be reachable and voting.`,
+and their fencing counters deleted at the end (the keys are unique to the run).`,
 		Example: `  redlockctl bench --duration 10s --concurrency 64`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -61,7 +62,9 @@ the latency of a pair (p50, p99, max). Keys are "redlockctl-bench:<random>:<n>";
 			}
 			defer c.Close()
 			defer locks.Close()
-			res := bench(cmd.Context(), cmd.ErrOrStderr(), locks, concurrency, duration, ttl)
+			prefix := "redlockctl-bench:" + strconv.FormatInt(time.Now().UnixNano(), 36) + ":"
+			res := bench(cmd.Context(), cmd.ErrOrStderr(), locks, prefix, concurrency, duration, ttl)
+			removeBenchCounters(cmd.Context(), c.Clients(), prefix, concurrency)
 			if a.g.json() {
 				err = writeJSON(cmd.OutOrStdout(), res)
 			} else {
@@ -83,10 +86,21 @@ the latency of a pair (p50, p99, max). Keys are "redlockctl-bench:<random>:<n>";
 	return cmd
 }
 
-func bench(ctx context.Context, progress io.Writer, locks *redlock.Client, n int, d, ttl time.Duration) benchJSON {
+// removeBenchCounters deletes the fencing counters of the bench's own keys
+// (unique to this run, so no other holder relies on them).
+func removeBenchCounters(ctx context.Context, clients []redis.UniversalClient, prefix string, n int) {
+	keys := []string{redlock.FencePrefix + prefix + "warmup"}
+	for w := range n {
+		keys = append(keys, redlock.FencePrefix+prefix+strconv.Itoa(w))
+	}
+	for _, rc := range clients {
+		_ = rc.Del(context.WithoutCancel(ctx), keys...).Err()
+	}
+}
+
+func bench(ctx context.Context, progress io.Writer, locks *redlock.Client, prefix string, n int, d, ttl time.Duration) benchJSON {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	prefix := "redlockctl-bench:" + strconv.FormatInt(time.Now().UnixNano(), 36) + ":"
 	// Warm up: the client's first operation probes every master (restart
 	// quarantine); attempts made while it probes would fail, not measure.
 	if l, err := locks.Lock(ctx, prefix+"warmup", ttl); err == nil {

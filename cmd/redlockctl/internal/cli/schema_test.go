@@ -81,6 +81,11 @@ func TestJSONSchemasAreStable(t *testing.T) {
 	if bn["pairs"].(float64) < 1 {
 		t.Errorf("bench made no pair: %v", bn)
 	}
+	for i, rc := range c.Clients(t) {
+		if left, _ := rc.Keys(t.Context(), "*redlockctl-bench*").Result(); len(left) > 0 {
+			t.Errorf("master %d: bench left %v", i, left)
+		}
+	}
 
 	sameKeys(t, "version", decode(t, invoke(t, nil, "", "version", "-o", "json")), "go_version revision version")
 }
