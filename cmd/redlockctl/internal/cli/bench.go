@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strconv"
 	"sync"
@@ -41,7 +42,7 @@ func (a *app) newBenchCmd() *cobra.Command {
 		Use:   "bench [--duration D] [--concurrency N]",
 		Short: "Measure lock+unlock throughput and latency against the configured masters",
 		Long: `bench runs --concurrency goroutines, each taking and releasing its own key (TryLock then Release,
-fencing on) for --duration, with a live progress line on stderr, then prints pairs per second and
+fencing on) for --duration, with a live progress line on stderr when it is a terminal, then prints pairs per second and
 the latency of a pair (p50, p99, max). Keys are "redlockctl-bench:<random>:<n>"; they are released
 and their fencing counters deleted at the end (the keys are unique to the run).`,
 		Example: `  redlockctl bench --duration 10s --concurrency 64`,
@@ -98,7 +99,7 @@ func removeBenchCounters(ctx context.Context, clients []redis.UniversalClient, p
 	}
 }
 
-func bench(ctx context.Context, progress io.Writer, locks *redlock.Client, prefix string, n int, d, ttl time.Duration) benchJSON {
+func bench(ctx context.Context, stderr io.Writer, locks *redlock.Client, prefix string, n int, d, ttl time.Duration) benchJSON {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	// Warm up: the client's first operation probes every master (restart
@@ -134,6 +135,10 @@ func bench(ctx context.Context, progress io.Writer, locks *redlock.Client, prefi
 	}
 	done := make(chan struct{})
 	var pw sync.WaitGroup
+	progress := stderr
+	if !isTerminal(stderr) {
+		progress = io.Discard // the live line is for a person at a terminal, not for logs
+	}
 	pw.Go(func() {
 		t := time.NewTicker(500 * time.Millisecond)
 		defer t.Stop()
@@ -153,7 +158,7 @@ func bench(ctx context.Context, progress io.Writer, locks *redlock.Client, prefi
 	pw.Wait()
 	el := time.Since(start)
 	if e := firstErr.Load(); e != nil {
-		fmt.Fprintf(progress, "first error: %v\n", *e)
+		fmt.Fprintf(stderr, "first error: %v\n", *e)
 	}
 	var all []time.Duration
 	for _, l := range lat {
@@ -170,4 +175,14 @@ func bench(ctx context.Context, progress io.Writer, locks *redlock.Client, prefi
 		Concurrency: n, DurationS: el.Seconds(), Pairs: pairs.Load(), Errors: errs.Load(),
 		PerSecond: float64(pairs.Load()) / el.Seconds(), P50ms: q(0.50), P99ms: q(0.99), Maxms: q(1),
 	}
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
