@@ -83,6 +83,10 @@ type AuditOptions struct {
 
 var hexValue = regexp.MustCompile(`^[0-9a-f]{32}$`)
 
+// MaxValueLen is the longest value Audit takes for a lock value: lock values
+// are short tokens, and Audit reads no more of any value than this.
+const MaxValueLen = 256
+
 // entry is one key on one master.
 type entry struct {
 	value string
@@ -102,7 +106,9 @@ type masterKeys struct {
 // exists for it, or its name contains "lock". Keys under redlock.Prefix are
 // the library's own and never lock keys. Findings: lock keys without a TTL
 // (error), keys held by an owner on fewer than a majority of masters
-// (warning: stray), and fencing counters without a lock key (info).
+// (warning: stray), and fencing counters without a lock key (info). Values
+// longer than MaxValueLen bytes are not lock values; Audit reads at most
+// that much of each string key.
 //
 // Audit fails only if ctx ends; an unreachable master is reported in
 // AuditReport.Masters (strays are then judged on the masters that answered).
@@ -220,17 +226,19 @@ func scanMaster(ctx context.Context, rc redis.UniversalClient, opt AuditOptions)
 	for start := 0; start < len(keys); start += opt.Batch {
 		batch := keys[start:min(start+opt.Batch, len(keys))]
 		pipe := rc.Pipeline()
+		lens := make([]*redis.IntCmd, len(batch))
 		gets := make([]*redis.StringCmd, len(batch))
 		ttls := make([]*redis.DurationCmd, len(batch))
 		for i, k := range batch {
-			gets[i], ttls[i] = pipe.Get(ctx, k), pipe.PTTL(ctx, k)
+			// At most MaxValueLen+1 bytes of each value: a big value is no lock.
+			lens[i], gets[i], ttls[i] = pipe.StrLen(ctx, k), pipe.GetRange(ctx, k, 0, MaxValueLen), pipe.PTTL(ctx, k)
 		}
 		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 			return fail(err)
 		}
 		for i, k := range batch {
 			v, err := gets[i].Result()
-			if err != nil { // deleted since the SCAN
+			if err != nil || lens[i].Val() == 0 || lens[i].Val() > MaxValueLen { // deleted since the SCAN, or no lock
 				continue
 			}
 			mk.locks[k] = entry{value: v, pttl: pttlMillis(ttls[i].Val())}

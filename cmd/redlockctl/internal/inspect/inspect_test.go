@@ -91,13 +91,14 @@ func TestAuditOnEmbeddedMasters(t *testing.T) {
 		_ = s.Set("user:1", "alice")    // not a lock
 	}
 	_ = ss[0].Set(redlock.FencePrefix+"job:7", "12")
-	_ = ss[1].Set("job:8", "x") // lock-like only with --match
+	_ = ss[1].Set("job:8", "x")                           // lock-like only with --match
+	_ = ss[0].Set("lock:blob", strings.Repeat("x", 1000)) // too big to be a lock value
 	ss[1].SetTTL("job:8", time.Minute)
 	rep, err := Audit(context.Background(), cs, names, AuditOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Errors() != 3 || len(rep.Findings) != 3 || rep.Findings[0].Fence != 12 || rep.Masters[0].Scanned != 2 {
+	if rep.Errors() != 3 || len(rep.Findings) != 3 || rep.Findings[0].Fence != 12 || rep.Masters[0].Scanned != 3 {
 		t.Fatalf("audit: %+v", rep)
 	}
 	rep, err = Audit(context.Background(), cs, names, AuditOptions{Match: "job:*"})
