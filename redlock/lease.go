@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -179,14 +180,20 @@ func (l *Lease) signalChange() {
 	}
 }
 
-// end marks the lease ended with cause, once.
+// end marks the lease ended with cause, once; a lease that ends lost is
+// reported to the Observer.
 func (l *Lease) end(cause error) {
 	l.mu.Lock()
-	if l.ended == nil {
+	first := l.ended == nil
+	if first {
 		l.ended = cause
 	}
+	validUntil := l.validUntil
 	l.mu.Unlock()
 	l.cancel(cause)
+	if first && l.parts == nil && errors.Is(cause, ErrLockLost) {
+		l.observeLost(cause, validUntil)
+	}
 }
 
 // held reports whether the lease is held at now, ending it if its validity
@@ -241,7 +248,7 @@ func (l *Lease) watch(interval time.Duration) {
 			// renewal is under way, or the lease would look held past ValidUntil.
 			renewC = nil
 			renewed = make(chan error, 1)
-			if !l.c.spawn(func() { renewed <- l.Extend(l.ctx, l.TTL()) }) {
+			if !l.c.spawn(func() { renewed <- l.extend(l.ctx, l.TTL(), true) }) {
 				renewed <- ErrClosed
 			}
 		case err := <-renewed:
