@@ -49,7 +49,11 @@ func (b *basic) acquire(ctx context.Context, id string) (fencing.Token, error) {
 	if r := rank.Val(); r < int64(b.s.limit) {
 		return 0, nil
 	}
-	if err := b.rdb.ZRem(ctx, b.k.holders, id).Err(); err != nil {
+	// Even when ctx has ended: a left-over entry holds a place until it
+	// times out.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.s.masterTimeout())
+	defer cancel()
+	if err := b.rdb.ZRem(rctx, b.k.holders, id).Err(); err != nil {
 		return 0, errors.Join(busy("%d permits held", b.s.limit), err)
 	}
 	return 0, busy("%d permits held", b.s.limit)

@@ -35,6 +35,11 @@ var (
 	ErrClosed = redlock.ErrClosed
 )
 
+// errContended marks an ErrBusy that came from losing a race with another
+// acquirer rather than from a full semaphore: Acquire retries it after a
+// short random delay instead of waiting for a release.
+var errContended = errors.New("contended")
+
 type lostError struct{}
 
 func (lostError) Error() string { return "semaphore: permit lost" }
@@ -55,4 +60,9 @@ func lost(format string, args ...any) error {
 // ErrBusy.
 func busy(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrBusy, fmt.Sprintf(format, args...))
+}
+
+// contended is busy for an attempt that lost a race (see errContended).
+func contended(format string, args ...any) error {
+	return fmt.Errorf("%w: %w: %s", ErrBusy, errContended, fmt.Sprintf(format, args...))
 }

@@ -53,7 +53,7 @@ func (f *fair) acquire(ctx context.Context, id string) (fencing.Token, error) {
 	if err != nil {
 		// The adds may have run: take them back so that they do not hold a
 		// place until they time out.
-		return 0, errors.Join(err, f.remove(context.WithoutCancel(ctx), id))
+		return 0, errors.Join(err, f.remove(ctx, id))
 	}
 	if rank.Val() < int64(f.s.limit) {
 		return 0, nil
@@ -64,8 +64,11 @@ func (f *fair) acquire(ctx context.Context, id string) (fencing.Token, error) {
 	return 0, busy("%d permits held", f.s.limit)
 }
 
-// remove takes id out of both ZSETs.
+// remove takes id out of both ZSETs, even when ctx has ended (a left-over
+// entry would hold a place until it times out).
 func (f *fair) remove(ctx context.Context, id string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.s.masterTimeout())
+	defer cancel()
 	_, err := f.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.ZRem(ctx, f.k.holders, id)
 		p.ZRem(ctx, f.k.owner, id)

@@ -44,7 +44,7 @@ func (g *guarded) acquire(ctx context.Context, id string) (fencing.Token, error)
 		if errors.Is(err, redlock.ErrNoQuorum) || !errors.Is(err, context.DeadlineExceeded) {
 			return 0, fmt.Errorf("guard lock: %w", err)
 		}
-		return 0, fmt.Errorf("%w: guard lock held by another acquirer for more than %v: %w", ErrBusy, g.s.cfg.guardWait, err)
+		return 0, fmt.Errorf("%w: %w", contended("guard lock held by another acquirer for more than %v", g.s.cfg.guardWait), err)
 	}
 	defer func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), g.s.masterTimeout())
@@ -57,8 +57,8 @@ func (g *guarded) acquire(ctx context.Context, id string) (fencing.Token, error)
 	if lerr := lease.Err(); lerr != nil {
 		// The guard ran out during the two round trips: another acquirer may
 		// have interleaved. Give the place back rather than trust it.
-		_ = g.fair.remove(context.WithoutCancel(ctx), id)
-		return 0, fmt.Errorf("%w: guard lock lost during the attempt: %w", ErrBusy, lerr)
+		_ = g.fair.remove(ctx, id)
+		return 0, fmt.Errorf("%w: %w", contended("guard lock lost during the attempt"), lerr)
 	}
 	return 0, nil
 }

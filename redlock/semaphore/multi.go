@@ -179,7 +179,7 @@ func (sl *slots) tryAcquire(ctx context.Context) (*Permit, error) {
 			!errors.Is(err, redlock.ErrNotAcquired):
 			return nil, fmt.Errorf("semaphore %q: slot %d: %w", s.name, slot, err)
 		}
-		return nil, fmt.Errorf("semaphore %q: %w: %w", s.name, busy("slot %d, free when surveyed, was taken by a concurrent acquirer", slot), err)
+		return nil, fmt.Errorf("semaphore %q: %w: %w", s.name, contended("slot %d, free when surveyed, was taken by a concurrent acquirer", slot), err)
 	}
 	s.cfg.logger.Debug("semaphore: acquired", "name", s.name, "slot", slot, "token", uint64(lease.Token()))
 	return newSlotPermit(s, slot, lease), nil

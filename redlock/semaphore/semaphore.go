@@ -24,6 +24,7 @@ type Semaphore struct {
 	slots *slots // Atomic on several masters
 
 	waiter *waiter
+	gate   chan struct{} // on several masters: one Acquire attempt at a time
 
 	closing   chan struct{}
 	closeOnce sync.Once
@@ -102,6 +103,7 @@ func New(masters []redis.UniversalClient, name string, limit int, opts ...Option
 			return nil, err
 		}
 		s.slots = sl
+		s.gate = make(chan struct{}, 1)
 		channels = sl.channels()
 	} else {
 		rdb := masters[0]

@@ -18,20 +18,27 @@ import (
 //
 // Waiters are woken when a permit is released: every release publishes on
 // the semaphore's channel(s), and a Semaphore keeps one subscription per
-// master, opened on the first Acquire and shared by all its waiters. Behind
-// that, jittered exponential backoff (WithRetry) covers permits that time
-// out without a release and notifications that are lost. Waiters are not
-// served in order.
+// master, opened on the first Acquire and shared by all its waiters. Each
+// message wakes one waiter of each Semaphore, the longest waiting, so that a
+// release does not send every waiter at the master at once. Behind that,
+// jittered exponential backoff (WithRetry) covers permits that time out
+// without a release and notifications that are lost. Waiters of different
+// Semaphores (processes) are not served in order.
 //
 // Errors: ErrInvalidArgument, ErrClosed; when ctx ends, an error matching
 // ctx's error and the last attempt's (usually ErrBusy).
 func (s *Semaphore) Acquire(ctx context.Context) (*Permit, error) {
+	woken, leave := s.waiter.join() // before the first attempt: a release during it is not missed
+	defer leave()
 	b := s.cfg.newBackOff()
 	b.Reset()
 	for {
-		woken := s.waiter.current() // before the attempt: a release during it is not missed
+		if !s.enterGate(ctx) {
+			return nil, fmt.Errorf("semaphore %q: %w", s.name, ctx.Err())
+		}
 		began := s.cfg.clock.Now()
 		p, err := s.TryAcquire(ctx)
+		s.leaveGate()
 		if err == nil {
 			return p, nil
 		}
@@ -39,6 +46,15 @@ func (s *Semaphore) Acquire(ctx context.Context) (*Permit, error) {
 			return nil, err
 		}
 		took := s.cfg.clock.Now().Sub(began)
+		if errors.Is(err, errContended) {
+			// Lost a race for a place that may still be free (a split vote, a
+			// busy guard): try again soon, after a random delay of up to two
+			// attempt durations so that the racers spread apart.
+			if !s.sleep(ctx, time.Duration(rand.Int64N(int64(2*took)+1))) {
+				return nil, fmt.Errorf("%w: %w", ctx.Err(), err)
+			}
+			continue
+		}
 		d := b.NextBackOff()
 		if d == backoff.Stop {
 			return nil, err
@@ -53,16 +69,30 @@ func (s *Semaphore) Acquire(ctx context.Context) (*Permit, error) {
 			return nil, ErrClosed
 		case <-woken:
 			t.Stop()
-			if s.slots != nil {
-				// Every waiter wakes on the same release; on several masters
-				// attempts that pick the same slot all but one fail, so spread
-				// them over up to two attempt durations.
-				if !s.sleep(ctx, time.Duration(rand.Int64N(int64(2*took)+1))) {
-					return nil, fmt.Errorf("%w: %w", ctx.Err(), err)
-				}
-			}
 		case <-t.C():
 		}
+	}
+}
+
+// enterGate waits for this Semaphore's turn to attempt, on several masters:
+// there the Acquire calls of one Semaphore attempt one at a time, as a
+// redlock.Client's waiters for one key do, because concurrent attempts on the
+// same free slot split the masters' votes and all fail. False when ctx ended.
+func (s *Semaphore) enterGate(ctx context.Context) bool {
+	if s.gate == nil {
+		return true
+	}
+	select {
+	case s.gate <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (s *Semaphore) leaveGate() {
+	if s.gate != nil {
+		<-s.gate
 	}
 }
 
@@ -95,27 +125,28 @@ func (s *Semaphore) sleep(ctx context.Context, d time.Duration) bool {
 
 // waiter wakes Acquire calls when a permit is released. It subscribes on
 // every master to the semaphore's release channel(s) (the first time
-// somebody waits) and closes the current wake channel on every message. A
-// missed message costs only latency: Acquire also backs off and retries.
+// somebody waits) and, per message, wakes the longest-waiting Acquire that
+// has not been woken yet. A missed message costs only latency: Acquire also
+// backs off and retries.
 type waiter struct {
 	s        *Semaphore
 	masters  []redis.UniversalClient
 	channels []string
 
 	mu      sync.Mutex
-	wake    chan struct{}
+	line    []chan struct{} // the waiting Acquire calls, oldest first; each buffered 1
 	subs    []*redis.PubSub
 	started bool
 	closed  bool
 }
 
 func newWaiter(s *Semaphore, masters []redis.UniversalClient, channels []string) *waiter {
-	return &waiter{s: s, masters: masters, channels: channels, wake: make(chan struct{})}
+	return &waiter{s: s, masters: masters, channels: channels}
 }
 
-// current returns the channel the next release closes, subscribing first if
-// nobody has waited yet.
-func (w *waiter) current() <-chan struct{} {
+// join puts an Acquire call in line, subscribing first if nobody has waited
+// yet. The channel receives when a release wakes it; leave takes it out.
+func (w *waiter) join() (<-chan struct{}, func()) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if !w.started && !w.closed {
@@ -126,7 +157,23 @@ func (w *waiter) current() <-chan struct{} {
 			w.s.goBackground(func() { w.listen(ps) })
 		}
 	}
-	return w.wake
+	ch := make(chan struct{}, 1)
+	w.line = append(w.line, ch)
+	return ch, func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		for i, c := range w.line {
+			if c == ch {
+				w.line = append(w.line[:i], w.line[i+1:]...)
+				break
+			}
+		}
+		select {
+		case <-ch: // woken but leaving: pass the wake on
+			w.signalLocked()
+		default:
+		}
+	}
 }
 
 // listen subscribes one master's connection (off the caller's path: a
@@ -145,16 +192,22 @@ func (w *waiter) listen(ps *redis.PubSub) {
 			if !ok {
 				return
 			}
-			w.signal()
+			w.mu.Lock()
+			w.signalLocked()
+			w.mu.Unlock()
 		}
 	}
 }
 
-func (w *waiter) signal() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	close(w.wake)
-	w.wake = make(chan struct{})
+// signalLocked wakes the longest-waiting call not woken yet.
+func (w *waiter) signalLocked() {
+	for _, c := range w.line {
+		select {
+		case c <- struct{}{}:
+			return
+		default:
+		}
+	}
 }
 
 // close ends the subscriptions.
