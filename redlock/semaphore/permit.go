@@ -223,6 +223,7 @@ func (p *Permit) releaseSlot(ctx context.Context) error {
 	p.released = true
 	err := p.lease.Release(ctx)
 	if err == nil {
+		p.end(ErrReleased) // at once: the lease's AfterFunc runs later
 		return nil
 	}
 	if errors.Is(err, redlock.ErrLockLost) {

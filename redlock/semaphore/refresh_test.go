@@ -1,0 +1,98 @@
+package semaphore
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/quorumlock/quorumlock/redlock"
+)
+
+// A streaming-style holder on a real master: with a 300 ms timeout, a
+// holder refreshing every 100 ms keeps its permit for 3 s (10× the timeout);
+// one that stops refreshing loses it, and its next Refresh says so.
+func TestStreamingHolder(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	for _, tc := range bookCases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, m := realMasters(t, tc.masters)
+			s := newSem(t, m, "stream", 1, WithVariant(tc.variant), WithTimeout(timeout))
+			other := newSem(t, m, "stream", 1, WithVariant(tc.variant), WithTimeout(timeout))
+			p := mustAcquire(t, s, 1)[0]
+			defer func() { _ = p.Release(context.Background()) }()
+
+			tick := time.NewTicker(timeout / 3)
+			defer tick.Stop()
+			end := time.Now().Add(10 * timeout)
+			for time.Now().Before(end) {
+				<-tick.C
+				if err := p.Refresh(ctxFor(t, 5*time.Second)); err != nil {
+					t.Fatalf("Refresh while streaming: %v", err)
+				}
+				if _, err := other.TryAcquire(ctxFor(t, 5*time.Second)); !errors.Is(err, ErrBusy) {
+					t.Fatalf("another client got the streaming slot: %v", err)
+				}
+			}
+			select {
+			case <-p.Done():
+				t.Fatalf("permit ended while refreshed: %v", context.Cause(p.Context()))
+			default:
+			}
+
+			// Stop refreshing: the permit ends within its timeout.
+			select {
+			case <-p.Done():
+			case <-time.After(5 * timeout):
+				t.Fatal("Done not closed after the permit timed out")
+			}
+			if c := context.Cause(p.Context()); !errors.Is(c, ErrLost) {
+				t.Fatalf("cause %v, want ErrLost", c)
+			}
+			err := p.Refresh(ctxFor(t, 5*time.Second))
+			if !errors.Is(err, ErrLost) || !errors.Is(err, redlock.ErrLockLost) {
+				t.Fatalf("Refresh after the timeout: %v, want ErrLost", err)
+			}
+			// The place is free again for others (once the master lets go:
+			// at most one timeout later).
+			q, err := other.Acquire(ctxFor(t, 10*timeout))
+			if err != nil {
+				t.Fatalf("the lost place was not freed: %v", err)
+			}
+			if err := p.Release(ctxFor(t, 5*time.Second)); !errors.Is(err, ErrLost) {
+				t.Fatalf("Release of the lost permit: %v, want ErrLost", err)
+			}
+			if err := q.Release(ctxFor(t, 5*time.Second)); err != nil {
+				t.Fatalf("Release of the new holder (the old one must not have removed it): %v", err)
+			}
+		})
+	}
+}
+
+// WithAutoRefresh keeps a permit with no Refresh calls; Release ends it.
+func TestAutoRefresh(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	for _, tc := range bookCases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, m := realMasters(t, tc.masters)
+			s := newSem(t, m, "auto", 1, WithVariant(tc.variant), WithTimeout(timeout), WithAutoRefresh())
+			p := mustAcquire(t, s, 1)[0]
+			select {
+			case <-p.Done():
+				t.Fatalf("auto-refreshed permit ended: %v", context.Cause(p.Context()))
+			case <-time.After(5 * timeout):
+			}
+			if n, err := s.Holders(ctxFor(t, 5*time.Second)); err != nil || n != 1 {
+				t.Fatalf("Holders = %d, %v; want 1", n, err)
+			}
+			if err := p.Release(ctxFor(t, 5*time.Second)); err != nil {
+				t.Fatalf("Release: %v", err)
+			}
+			if c := context.Cause(p.Context()); !errors.Is(c, ErrReleased) {
+				t.Fatalf("cause after Release: %v", c)
+			}
+		})
+	}
+}
