@@ -1,0 +1,95 @@
+package semaphore
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/quorumlock/quorumlock/redlock"
+)
+
+// Atomic on five real masters: distinct slots, per-slot tokens that grow,
+// Holders, busy after at most two round trips, and no quorum reported as
+// such (not as busy).
+func TestSlotsOnFiveMasters(t *testing.T) {
+	c, m := realMasters(t, 5)
+	s := newSem(t, m, "slots", 3)
+	ctx := ctxFor(t, 20*time.Second)
+	ps := mustAcquire(t, s, 3)
+	seen := map[int]bool{}
+	for _, p := range ps {
+		if p.Slot() < 0 || p.Slot() >= 3 || seen[p.Slot()] {
+			t.Fatalf("slot %d handed out twice or out of range", p.Slot())
+		}
+		seen[p.Slot()] = true
+		if p.Token() == 0 {
+			t.Fatal("a slot permit without a fencing token")
+		}
+	}
+	if n, err := s.Holders(ctx); err != nil || n != 3 {
+		t.Fatalf("Holders = %d, %v; want 3", n, err)
+	}
+	if _, err := s.TryAcquire(ctx); !errors.Is(err, ErrBusy) {
+		t.Fatalf("fourth TryAcquire: %v, want ErrBusy", err)
+	}
+	old := ps[0]
+	if err := old.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.TryAcquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Slot() != old.Slot() || p.Token() <= old.Token() {
+		t.Fatalf("slot %d token %d after slot %d token %d: want the freed slot with a greater token", p.Slot(), p.Token(), old.Slot(), old.Token())
+	}
+	ps[0] = p
+
+	// Three of five masters stopped: no quorum, which is not "busy".
+	if err := p.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{0, 2, 4} {
+		if err := c.Servers[i].Pause(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = s.TryAcquire(ctx)
+	if !errors.Is(err, redlock.ErrNoQuorum) || errors.Is(err, ErrBusy) {
+		t.Fatalf("TryAcquire with 3 of 5 masters stopped: %v, want ErrNoQuorum", err)
+	}
+	c.ResumeAll()
+	releaseAll(t, ps[1:])
+	if n, err := s.Holders(ctx); err != nil || n != 0 {
+		t.Fatalf("Holders after releases = %d, %v; want 0", n, err)
+	}
+}
+
+// A slot permit lost on the masters (its keys deleted) reports ErrLost on
+// Refresh and Release, and its Done closes.
+func TestSlotPermitLost(t *testing.T) {
+	_, m := realMasters(t, 3)
+	s := newSem(t, m, "slotlost", 2)
+	p := mustAcquire(t, s, 1)[0]
+	for _, rdb := range m {
+		if err := rdb.Del(context.Background(), slotKey("slotlost", p.Slot())).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := p.Refresh(ctxFor(t, 5*time.Second))
+	if !errors.Is(err, ErrLost) || !errors.Is(err, redlock.ErrLockLost) {
+		t.Fatalf("Refresh of a deleted slot: %v, want ErrLost", err)
+	}
+	select {
+	case <-p.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("Done not closed")
+	}
+	if c := context.Cause(p.Context()); !errors.Is(c, ErrLost) {
+		t.Fatalf("cause %v, want ErrLost", c)
+	}
+	if err := p.Release(ctxFor(t, 5*time.Second)); !errors.Is(err, ErrLost) {
+		t.Fatalf("Release: %v, want ErrLost", err)
+	}
+}
