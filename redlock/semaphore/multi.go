@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
@@ -27,7 +28,8 @@ const maxSurveysInFlight = 256
 // parallel) lists the slot keys absent on each master; a slot absent on a
 // majority of all masters is a candidate. With no candidate the semaphore is
 // full: ErrBusy after one round trip. Otherwise one candidate, picked at
-// random, is locked with redlock's TryLock (SET NX on every master, then the
+// random among those no other attempt of the same Semaphore is taking, is
+// locked with redlock's TryLock (SET NX on every master, then the
 // fencing write-back); if that fails because the slot is held, ErrBusy after
 // the second. The proof is in docs/semaphores.md.
 type slots struct {
@@ -39,6 +41,21 @@ type slots struct {
 	suspect  []atomic.Bool   // let a survey time out; cleared when it answers
 	inflight []chan struct{} // surveys waiting per master
 	lockOpts []redlock.LockOption
+
+	mu      sync.Mutex
+	claimed map[int]bool // slots this Semaphore is locking or holds now
+
+	smu     sync.Mutex
+	queued  *surveyRound // the round that starts when the running one ends
+	running bool         // a survey round is under way
+}
+
+// surveyRound is one survey shared by every caller that joined it.
+type surveyRound struct {
+	done     chan struct{}
+	free     []int // read-only once done is closed
+	answered int
+	errs     error
 }
 
 func newSlots(s *Semaphore, masters []redis.UniversalClient) (*slots, error) {
@@ -51,6 +68,7 @@ func newSlots(s *Semaphore, masters []redis.UniversalClient) (*slots, error) {
 		s: s, rdbs: masters, locks: locks, quorum: locks.Quorum(),
 		suspect:  make([]atomic.Bool, len(masters)),
 		inflight: make([]chan struct{}, len(masters)),
+		claimed:  make(map[int]bool),
 	}
 	for i := range s.limit {
 		sl.keys = append(sl.keys, slotKey(s.name, i))
@@ -82,14 +100,55 @@ type surveyAnswer struct {
 	err    error
 }
 
-// survey asks every master which slot keys it lacks and returns, per slot,
-// on how many masters it is free, and how many masters answered. It waits
-// for every master that is not suspect, at most the per-master timeout.
+// survey returns, per slot, on how many masters it is free, and how many
+// masters answered. Concurrent callers share rounds: a caller joins the
+// round that starts after the one under way (so what it learns is never
+// older than its call), and one round at a time runs per Semaphore.
 func (sl *slots) survey(ctx context.Context) (free []int, answered int, errs error) {
+	sl.smu.Lock()
+	r := sl.queued
+	if r == nil {
+		r = &surveyRound{done: make(chan struct{})}
+		sl.queued = r
+	}
+	if !sl.running {
+		sl.running, sl.queued = true, nil
+		if !sl.s.goBackground(func() { sl.runRounds(r) }) {
+			sl.running = false
+			r.errs = ErrClosed
+			close(r.done)
+		}
+	}
+	sl.smu.Unlock()
+	select {
+	case <-r.done:
+		return r.free, r.answered, r.errs
+	case <-ctx.Done():
+		return nil, 0, ctx.Err()
+	}
+}
+
+// runRounds runs r, then every round queued meanwhile, until none is.
+func (sl *slots) runRounds(r *surveyRound) {
+	for r != nil {
+		r.free, r.answered, r.errs = sl.surveyOnce()
+		close(r.done)
+		sl.smu.Lock()
+		r, sl.queued = sl.queued, nil
+		if r == nil {
+			sl.running = false
+		}
+		sl.smu.Unlock()
+	}
+}
+
+// surveyOnce asks every master which slot keys it lacks. It waits for
+// every master that is not suspect, at most the per-master timeout.
+func (sl *slots) surveyOnce() (free []int, answered int, errs error) {
+	ctx := context.Background()
 	timeout := sl.s.masterTimeout()
 	replies := make(chan surveyAnswer, len(sl.rdbs))
 	pending := make(map[int]bool, len(sl.rdbs))
-	detached := context.WithoutCancel(ctx)
 	for i, rdb := range sl.rdbs {
 		select {
 		case sl.inflight[i] <- struct{}{}:
@@ -99,7 +158,7 @@ func (sl *slots) survey(ctx context.Context) (free []int, answered int, errs err
 		}
 		started := sl.s.goBackground(func() {
 			defer func() { <-sl.inflight[i] }()
-			cctx, cancel := context.WithTimeout(detached, timeout)
+			cctx, cancel := context.WithTimeout(ctx, timeout)
 			v, err := freeScript.Run(cctx, rdb, sl.keys).Int64Slice()
 			cancel()
 			replies <- surveyAnswer{master: i, free: v, err: err}
@@ -142,8 +201,8 @@ func (sl *slots) survey(ctx context.Context) (free []int, answered int, errs err
 				errs = errors.Join(errs, fmt.Errorf("master %d: %w", i, redlock.ErrMasterTimeout))
 			}
 			return free, answered, errs
-		case <-ctx.Done():
-			return free, answered, errors.Join(errs, ctx.Err())
+		case <-sl.s.closing:
+			return free, answered, errors.Join(errs, ErrClosed)
 		}
 	}
 	return free, answered, errs
@@ -170,10 +229,14 @@ func (sl *slots) tryAcquire(ctx context.Context) (*Permit, error) {
 	if len(cands) == 0 {
 		return nil, fmt.Errorf("semaphore %q: %w", s.name, busy("all %d slots are held on a majority of the masters", s.limit))
 	}
-	slot := cands[rand.IntN(len(cands))]
+	slot, ok := sl.claim(cands)
+	if !ok {
+		return nil, fmt.Errorf("semaphore %q: %w", s.name, contended("the %d free slots are being taken by this Semaphore's other attempts", len(cands)))
+	}
 	s.hook()
 	lease, err := sl.locks.TryLock(ctx, sl.keys[slot], s.cfg.timeout, sl.lockOpts...)
 	if err != nil {
+		sl.unclaim(slot)
 		switch {
 		case ctx.Err() != nil, errors.Is(err, redlock.ErrNoQuorum), errors.Is(err, redlock.ErrTokensExhausted),
 			!errors.Is(err, redlock.ErrNotAcquired):
@@ -182,7 +245,35 @@ func (sl *slots) tryAcquire(ctx context.Context) (*Permit, error) {
 		return nil, fmt.Errorf("semaphore %q: %w: %w", s.name, contended("slot %d, free when surveyed, was taken by a concurrent acquirer", slot), err)
 	}
 	s.cfg.logger.Debug("semaphore: acquired", "name", s.name, "slot", slot, "token", uint64(lease.Token()))
+	context.AfterFunc(lease.Context(), func() { sl.unclaim(slot) })
 	return newSlotPermit(s, slot, lease), nil
+}
+
+// claim picks a candidate at random among the slots this Semaphore is
+// neither locking nor holding (a survey that started before one of its own
+// acquisitions still shows that slot free), and marks it until the attempt
+// fails or the permit ends; false when there is none.
+func (sl *slots) claim(cands []int) (int, bool) {
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	var free []int
+	for _, c := range cands {
+		if !sl.claimed[c] {
+			free = append(free, c)
+		}
+	}
+	if len(free) == 0 {
+		return 0, false
+	}
+	slot := free[rand.IntN(len(free))]
+	sl.claimed[slot] = true
+	return slot, true
+}
+
+func (sl *slots) unclaim(slot int) {
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	delete(sl.claimed, slot)
 }
 
 // holders counts the slots not free on a majority of the masters that
