@@ -20,9 +20,6 @@ const (
 	DefaultCleanupHorizon = time.Minute
 )
 
-// clockDriftFloor is the fixed part of the drift allowance (antirez's 2 ms).
-const clockDriftFloor = 2 * time.Millisecond
-
 // config is what Options set.
 type config struct {
 	driftFactor    float64
