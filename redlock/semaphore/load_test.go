@@ -178,21 +178,21 @@ const (
 	loadGoroutines = 64
 	loadLimit      = 5
 	loadDuration   = 3 * time.Second
-	loadWork       = 50 * time.Millisecond
+	loadWork       = 100 * time.Millisecond
 )
 
 func TestLoadGuarded(t *testing.T) {
 	_, m := realMasters(t, 1)
 	ss := sems(t, m, "load-guarded", loadLimit, 4, WithVariant(Guarded), WithTimeout(2*time.Second))
 	res := runLoad(t, ss, loadGoroutines, loadDuration, loadWork, nil)
-	checkLoad(t, ss, res, 0.7)
+	checkLoad(t, ss, res, 0.75)
 }
 
 func TestLoadAtomicOneMaster(t *testing.T) {
 	_, m := realMasters(t, 1)
 	ss := sems(t, m, "load-atomic1", loadLimit, 4, WithTimeout(2*time.Second))
 	res := runLoad(t, ss, loadGoroutines, loadDuration, loadWork, nil)
-	checkLoad(t, ss, res, 0.7)
+	checkLoad(t, ss, res, 0.75)
 }
 
 // Five masters, two of them SIGSTOPped from 1 s to 2 s into the run.
