@@ -40,7 +40,6 @@ type slots struct {
 	quorum   int
 	suspect  []atomic.Bool   // let a survey time out; cleared when it answers
 	inflight []chan struct{} // surveys waiting per master
-	lockOpts []redlock.LockOption
 
 	mu      sync.Mutex
 	claimed map[int]bool // slots this Semaphore is locking or holds now
@@ -75,13 +74,6 @@ func newSlots(s *Semaphore, masters []redis.UniversalClient) (*slots, error) {
 	}
 	for i := range sl.inflight {
 		sl.inflight[i] = make(chan struct{}, maxSurveysInFlight)
-	}
-	if s.cfg.autoRefresh {
-		if s.cfg.refreshInterval > 0 {
-			sl.lockOpts = append(sl.lockOpts, redlock.WithAutoExtendInterval(s.cfg.refreshInterval))
-		} else {
-			sl.lockOpts = append(sl.lockOpts, redlock.WithAutoExtend())
-		}
 	}
 	return sl, nil
 }
@@ -234,7 +226,7 @@ func (sl *slots) tryAcquire(ctx context.Context) (*Permit, error) {
 		return nil, fmt.Errorf("semaphore %q: %w", s.name, contended("the %d free slots are being taken by this Semaphore's other attempts", len(cands)))
 	}
 	s.hook()
-	lease, err := sl.locks.TryLock(ctx, sl.keys[slot], s.cfg.timeout, sl.lockOpts...)
+	lease, err := sl.locks.TryLock(ctx, sl.keys[slot], s.cfg.timeout)
 	if err != nil {
 		sl.unclaim(slot)
 		switch {

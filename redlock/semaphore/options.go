@@ -178,9 +178,11 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // WithAutoRefresh refreshes every permit every third of the timeout until it
-// is released, like the lock's WithAutoExtend. The moment a refresh fails,
-// the permit is lost: Done closes and Context is cancelled with an error
-// matching ErrLost.
+// is released, like the lock's WithAutoExtend. A refresh that finds the
+// permit lost ends it: Done closes and Context is cancelled with an error
+// matching ErrLost. A refresh that gets no answer in time is retried every
+// twelfth of the timeout while the permit is still valid; if none succeeds,
+// the permit ends when its validity runs out.
 func WithAutoRefresh() Option {
 	return func(c *config) error { c.autoRefresh = true; return nil }
 }

@@ -70,6 +70,9 @@ func newSlotPermit(s *Semaphore, slot int, lease *redlock.Lease) *Permit {
 		}
 		p.end(fmt.Errorf("%w: %w", ErrLost, cause))
 	})
+	if s.cfg.autoRefresh {
+		go p.watch() // the lease watches its own validity
+	}
 	return p
 }
 
@@ -281,13 +284,22 @@ func (p *Permit) removeLater() {
 	})
 }
 
-// watch ends a one-master permit when its validity runs out, and refreshes
-// it when auto-refresh is on, until it ends.
+// watch ends a one-master permit when its validity runs out (a slot
+// permit's lease does that itself), and refreshes the permit every interval
+// when auto-refresh is on, until it ends. A refresh that finds the permit
+// lost ends it; one that gets no answer (a slow or stopped master) is
+// retried every quarter interval while the permit is still valid, so one
+// slow reply does not cost a permit that is still held.
 func (p *Permit) watch() {
 	s := p.s
 	clk := s.cfg.clock
-	expiry := clk.NewTimer(p.ValidUntil().Sub(clk.Now()))
-	defer expiry.Stop()
+	var expiryC <-chan time.Time // nil for a slot permit: never fires
+	var expiry redlock.Timer
+	if p.lease == nil {
+		expiry = clk.NewTimer(p.ValidUntil().Sub(clk.Now()))
+		defer expiry.Stop()
+		expiryC = expiry.C()
+	}
 	var refreshC <-chan time.Time
 	interval := s.cfg.refreshInterval
 	if interval == 0 {
@@ -309,7 +321,7 @@ func (p *Permit) watch() {
 			resetTimer(expiry, p.ValidUntil().Sub(clk.Now()))
 		case <-closing:
 			closing, refreshC = nil, nil // a closed Semaphore refreshes nothing
-		case <-expiry.C():
+		case <-expiryC:
 			if p.held(clk.Now()) != nil {
 				p.removeLater()
 				return
@@ -322,15 +334,23 @@ func (p *Permit) watch() {
 			go func() { refreshed <- p.Refresh(p.ctx) }()
 		case err := <-refreshed:
 			refreshed = nil
-			if err != nil {
-				if p.held(clk.Now()) == nil {
-					p.end(asLost(fmt.Errorf("auto-refresh failed: %w", err)))
+			next := interval
+			switch {
+			case err == nil:
+			case errors.Is(err, ErrLost):
+				if p.Err() == nil {
+					p.end(asLost(fmt.Errorf("auto-refresh: %w", err)))
+				}
+				if p.lease == nil {
 					p.removeLater()
 				}
 				return
+			default:
+				s.cfg.logger.Debug("semaphore: auto-refresh failed, retrying", "name", s.name, "err", err)
+				next = max(interval/4, time.Millisecond)
 			}
 			if closing != nil {
-				refresh.Reset(interval)
+				refresh.Reset(next)
 				refreshC = refresh.C()
 			}
 		}
