@@ -35,18 +35,31 @@ type Variant int
 
 const (
 	// Atomic (the default) acquires and refreshes with one Lua script that
-	// scores with the server's clock and hands out a fencing token per
-	// permit. On two or more masters it is a set of limit Redlock slots.
+	// scores with the server's TIME and hands out a fencing token per permit
+	// from one counter: no client clock and no second round trip take part,
+	// so it never over-admits. On two or more masters it is limit Redlock
+	// slots (docs/semaphores.md proves the bound), tolerating the failure of
+	// a minority of masters. The right choice for a hard external limit: a
+	// third-party connection cap, licensed seats.
 	Atomic Variant = iota
-	// Basic is the book's clock-scored ZSET in one MULTI: fastest, trusts
-	// every client's clock. For soft caps only.
+	// Basic is the book's first semaphore (Redis in Action 6.3.1): a ZSET
+	// scored by the client's wall clock, one MULTI per attempt. Fastest, but
+	// a client whose clock runs ahead can have its place silently taken by a
+	// later client with a slower clock (the steal). The right choice only
+	// for a soft cap, where overshooting by one for a moment is harmless.
+	// One master.
 	Basic
-	// Fair is the book's counter-ordered semaphore: immune to small clock
-	// skew, but over-admits when two acquisitions interleave their two round
-	// trips. For soft caps only.
+	// Fair is the book's fair semaphore (6.3.2): an INCR counter orders the
+	// holders, so clocks that disagree by a second or two no longer decide;
+	// but the two round trips of two attempts can interleave and admit one
+	// too many, without telling the one pushed out. A soft cap only. One
+	// master.
 	Fair
-	// Guarded is Fair under a short-lived lock: the limit holds every time
-	// (for clocks skewed by less than the timeout).
+	// Guarded is the book's semaphore with a lock (6.3.3): Fair's two round
+	// trips under a short-lived guard lock taken with package redlock, so
+	// the limit holds every time, as long as no client's clock runs ahead by
+	// more than the timeout. Defensible for a hard limit on one master; Atomic
+	// does the same in one round trip. One master.
 	Guarded
 )
 
