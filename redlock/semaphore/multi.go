@@ -153,6 +153,9 @@ func (sl *slots) surveyOnce() (free []int, answered int, errs error) {
 			cctx, cancel := context.WithTimeout(ctx, timeout)
 			v, err := freeScript.Run(cctx, rdb, sl.keys).Int64Slice()
 			cancel()
+			if err == nil {
+				sl.suspect[i].Store(false) // it answers again, even if too late for this round
+			}
 			replies <- surveyAnswer{master: i, free: v, err: err}
 		})
 		if !started {
@@ -180,7 +183,6 @@ func (sl *slots) surveyOnce() (free []int, answered int, errs error) {
 				errs = errors.Join(errs, fmt.Errorf("master %d: %w", rep.master, rep.err))
 				continue
 			}
-			sl.suspect[rep.master].Store(false)
 			answered++
 			for _, f := range rep.free {
 				if f >= 0 && int(f) < len(free) {
