@@ -32,9 +32,8 @@ type Lease struct {
 	changed    chan struct{} // signals the watcher that validUntil moved
 }
 
-// newLease hands out a lease and starts its watcher. The watcher is the one
-// goroutine that outlives Close: it ends with its lease (released, lost, or
-// at ValidUntil), so that Done still closes on time after Close.
+// newLease hands out a lease and starts its watcher, which ends with the
+// lease, or at Close (which ends the lease).
 func (c *Client) newLease(key, value string, ttl time.Duration, token fencing.Token, validUntil time.Time, acq []*call[grant], lc lockConfig) *Lease {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	l := &Lease{
@@ -50,13 +49,14 @@ func (c *Client) newLease(key, value string, ttl time.Duration, token fencing.To
 			interval = ttl / 3
 		}
 	}
-	c.watchers.Add(1)
-	go func() {
-		defer c.watchers.Done()
-		l.watch(interval)
-	}()
+	if !c.spawn(func() { l.watch(interval) }) {
+		l.end(errClosedLease)
+	}
 	return l
 }
+
+// errClosedLease ends the leases of a closed Client.
+var errClosedLease = fmt.Errorf("%w: the lease ended with its Client", ErrClosed)
 
 // Key returns the locked key.
 func (l *Lease) Key() string {
@@ -202,8 +202,7 @@ func (l *Lease) watch(interval time.Duration) {
 	defer expiry.Stop()
 	var renew Timer
 	var renewC <-chan time.Time // nil without auto-extension: never fires
-	closing := l.c.closing
-	var renewed chan error // the renewal under way, nil when none
+	var renewed chan error      // the renewal under way, nil when none
 	if interval > 0 {
 		renew = clk.NewTimer(interval)
 		defer renew.Stop()
@@ -215,8 +214,11 @@ func (l *Lease) watch(interval time.Duration) {
 			return
 		case <-l.changed:
 			l.resetExpiry(expiry)
-		case <-closing:
-			closing, renewC = nil, nil // a closed Client renews nothing; the lease runs out
+		case <-l.c.closing:
+			// A closed Client keeps nothing running: the lease ends now. Its
+			// keys are left to expire by their TTL.
+			l.end(errClosedLease)
+			return
 		case <-expiry.C():
 			if l.held(clk.Now()) != nil {
 				return
@@ -238,10 +240,8 @@ func (l *Lease) watch(interval time.Duration) {
 				}
 				return
 			}
-			if closing != nil {
-				renew.Reset(interval)
-				renewC = renew.C()
-			}
+			renew.Reset(interval)
+			renewC = renew.C()
 		}
 	}
 }

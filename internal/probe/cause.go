@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 	"syscall"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Cause names, for people, why a master could not be reached: "connection
@@ -44,6 +46,12 @@ func Cause(err error) string {
 		return "closed"
 	}
 	return "error"
+}
+
+// isReply reports whether err is the server's own error reply.
+func isReply(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re)
 }
 
 func isTimeout(err error) bool {

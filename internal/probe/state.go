@@ -149,6 +149,8 @@ type Verdict struct {
 func (s State) Verdict(now time.Time, longest time.Duration) Verdict {
 	v := Verdict{Now: now}
 	switch {
+	case s.Err != nil && isReply(s.Err):
+		v.Kind, v.Cause = NotProbed, s.Err // it answers, but refused the probe
 	case s.Err != nil:
 		v.Kind, v.Cause = Unreachable, s.Err
 	case !s.Probed:
@@ -187,6 +189,9 @@ func (v Verdict) String() string {
 	case Unreachable:
 		return fmt.Sprintf("unreachable (%s): %v", Cause(v.Cause), v.Cause)
 	case NotProbed:
+		if v.Cause != nil {
+			return fmt.Sprintf("answers, but refused its probe: %v", v.Cause)
+		}
 		return "not probed yet"
 	case Replica:
 		return "answers as a replica (role:slave), not as a master"

@@ -1,4 +1,4 @@
-package fencing_test
+package fencinghttp_test
 
 import (
 	"context"
@@ -11,12 +11,13 @@ import (
 	"testing"
 
 	"github.com/quorumlock/quorumlock/fencing"
+	"github.com/quorumlock/quorumlock/fencing/fencinghttp"
 )
 
 func TestSetHeaders(t *testing.T) {
 	h := http.Header{}
-	h.Add(fencing.TokenHeader, "1")
-	fencing.SetHeaders(h, 42, "worker-1")
+	h.Add(fencinghttp.TokenHeader, "1")
+	fencinghttp.SetHeaders(h, 42, "worker-1")
 	if got := h.Values("fencing-token"); len(got) != 1 || got[0] != "42" {
 		t.Errorf("Fencing-Token = %q, want [42]", got)
 	}
@@ -26,20 +27,20 @@ func TestSetHeaders(t *testing.T) {
 }
 
 func TestFromContextEmpty(t *testing.T) {
-	if tok, holder, ok := fencing.FromContext(context.Background()); ok || tok != 0 || holder != "" {
+	if tok, holder, ok := fencinghttp.FromContext(context.Background()); ok || tok != 0 || holder != "" {
 		t.Errorf("FromContext(Background) = %d, %q, %v; want 0, \"\", false", tok, holder, ok)
 	}
 }
 
 func TestMiddleware(t *testing.T) {
 	echo := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		tok, holder, ok := fencing.FromContext(r.Context())
+		tok, holder, ok := fencinghttp.FromContext(r.Context())
 		if !ok {
 			t.Error("handler called without a token in the context")
 		}
 		fmt.Fprintf(w, "%d %s", tok, holder)
 	})
-	h := fencing.Middleware(echo)
+	h := fencinghttp.Middleware(echo)
 	cases := []struct {
 		name       string
 		headers    map[string][]string
@@ -90,7 +91,7 @@ func TestStatusCode(t *testing.T) {
 		{errors.New("connection refused"), 500},
 	}
 	for _, c := range cases {
-		if got := fencing.StatusCode(c.err); got != c.want {
+		if got := fencinghttp.StatusCode(c.err); got != c.want {
 			t.Errorf("StatusCode(%v) = %d, want %d", c.err, got, c.want)
 		}
 	}
@@ -100,8 +101,8 @@ func TestStatusCode(t *testing.T) {
 // writes the body through the store under the request's fencing token, GET
 // reads it (and registers the token).
 func documentServer(store fencing.Store) http.Handler {
-	return fencing.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		tok, holder, _ := fencing.FromContext(r.Context())
+	return fencinghttp.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok, holder, _ := fencinghttp.FromContext(r.Context())
 		switch r.Method {
 		case http.MethodPut:
 			body, err := io.ReadAll(r.Body)
@@ -110,14 +111,14 @@ func documentServer(store fencing.Store) http.Handler {
 				return
 			}
 			if err := store.Write(r.Context(), r.URL.Path, tok, holder, body); err != nil {
-				http.Error(w, err.Error(), fencing.StatusCode(err))
+				http.Error(w, err.Error(), fencinghttp.StatusCode(err))
 				return
 			}
 			w.WriteHeader(http.StatusNoContent)
 		case http.MethodGet:
 			v, err := store.Read(r.Context(), r.URL.Path, tok, holder)
 			if err != nil {
-				http.Error(w, err.Error(), fencing.StatusCode(err))
+				http.Error(w, err.Error(), fencinghttp.StatusCode(err))
 				return
 			}
 			_, _ = w.Write(v)
@@ -134,7 +135,7 @@ func do(t testing.TB, c *http.Client, method, url string, tok fencing.Token, hol
 	if err != nil {
 		t.Fatal(err)
 	}
-	fencing.SetHeaders(req.Header, tok, holder)
+	fencinghttp.SetHeaders(req.Header, tok, holder)
 	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)
