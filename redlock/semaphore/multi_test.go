@@ -41,6 +41,16 @@ func TestSlotsOnSeveralMasters(t *testing.T) {
 			if err := old.Release(ctx); err != nil {
 				t.Fatal(err)
 			}
+			// Release returns once a majority deleted the key; let the rest
+			// land before stopping masters, or a stopped one keeps it.
+			waitFor(t, "the released slot's key to go from every master", func() bool {
+				for _, rdb := range m {
+					if n, err := rdb.Exists(ctx, slotKey("slots", old.Slot())).Result(); err != nil || n != 0 {
+						return false
+					}
+				}
+				return true
+			})
 
 			// A minority stopped: the freed place is taken again, with a
 			// greater token, and the limit still holds.
