@@ -75,7 +75,7 @@ func Example_streamingSlot() {
 	masters, stop := oneMaster()
 	defer stop()
 	sem, err := semaphore.New(masters, "streams", 2,
-		semaphore.WithTimeout(300*time.Millisecond), semaphore.WithAutoRefresh())
+		semaphore.WithTimeout(time.Second), semaphore.WithAutoRefresh())
 	if err != nil {
 		panic(err)
 	}
@@ -89,12 +89,12 @@ func Example_streamingSlot() {
 	select {
 	case <-permit.Done(): // closed the moment a refresh fails: stop streaming
 		fmt.Println("slot lost:", context.Cause(permit.Context()))
-	case <-time.After(time.Second): // stream for more than three timeouts
-		fmt.Println("still streaming after 1s:", permit.Err() == nil)
+	case <-time.After(2 * time.Second): // stream for twice the timeout
+		fmt.Println("still streaming after 2s:", permit.Err() == nil)
 	}
 	fmt.Println("release:", permit.Release(ctx))
 	// Output:
-	// still streaming after 1s: true
+	// still streaming after 2s: true
 	// release: <nil>
 }
 
@@ -102,7 +102,7 @@ func Example_streamingSlot() {
 func ExamplePermit_Refresh() {
 	masters, stop := oneMaster()
 	defer stop()
-	sem, err := semaphore.New(masters, "streams", 1, semaphore.WithTimeout(300*time.Millisecond))
+	sem, err := semaphore.New(masters, "streams", 1, semaphore.WithTimeout(time.Second))
 	if err != nil {
 		panic(err)
 	}
@@ -112,19 +112,19 @@ func ExamplePermit_Refresh() {
 	if err != nil {
 		panic(err)
 	}
-	for range 5 { // 500 ms: longer than the timeout
-		time.Sleep(100 * time.Millisecond)
+	for range 5 { // 1.5 s: longer than the timeout
+		time.Sleep(300 * time.Millisecond)
 		if err := permit.Refresh(ctx); err != nil {
 			panic(err)
 		}
 	}
-	fmt.Println("held after 500ms:", permit.Err() == nil)
+	fmt.Println("held after 1.5s:", permit.Err() == nil)
 
 	<-permit.Done() // stop refreshing: the permit times out
 	err = permit.Refresh(ctx)
 	fmt.Println("refresh after the timeout is lost:", errors.Is(err, semaphore.ErrLost))
 	// Output:
-	// held after 500ms: true
+	// held after 1.5s: true
 	// refresh after the timeout is lost: true
 }
 
