@@ -125,7 +125,7 @@ func TestRun(t *testing.T) {
 
 	t.Run("kills the child and exits 5 when the lease is deleted behind its back", func(t *testing.T) {
 		// The child ignores SIGTERM: only the SIGKILL after the grace ends it.
-		p := start(t, bin, c, "run", "--key", "job", "--ttl", "1500ms", "--kill-grace", "500ms", "--",
+		p := start(t, bin, c, "run", "--key", "job", "--ttl", "3s", "--kill-grace", "500ms", "--",
 			"sh", "-c", `trap "" TERM; exec sleep 60`)
 		waitHeld(t, c, "job")
 		for _, rc := range c.Clients(t) {
@@ -145,7 +145,7 @@ func TestRun(t *testing.T) {
 
 	t.Run("forwards SIGTERM to the child", func(t *testing.T) {
 		ready := filepath.Join(t.TempDir(), "ready")
-		p := start(t, bin, c, "run", "--key", "job", "--ttl", "2s", "--",
+		p := start(t, bin, c, "run", "--key", "job", "--ttl", "10s", "--",
 			"sh", "-c", `trap "exit 42" TERM; touch "$0"; while :; do sleep 0.05; done`, ready)
 		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 			if _, err := os.Stat(ready); err == nil {
