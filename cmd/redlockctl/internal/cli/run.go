@@ -43,7 +43,8 @@ CMD runs). SIGINT and SIGTERM are forwarded to CMD.
 
 If the lease is lost while CMD runs (a renewal failed: the key expired, was deleted or taken,
 or a majority of masters stopped answering), CMD gets SIGTERM, then SIGKILL after --kill-grace,
-and run exits 5. Otherwise run exits with CMD's code (128+N when CMD died of signal N; 127 when
+and run exits 5. If redlockctl itself is killed, CMD is SIGKILLed too (Linux).
+Otherwise run exits with CMD's code (128+N when CMD died of signal N; 127 when
 CMD could not be found, 126 when it could not be started). When the lock cannot be taken run
 exits 3 (held by another owner) or 4 (no quorum), or --conflict-exit-code for both.`,
 		Example: `  redlockctl run --key nightly-report --ttl 30s -- ./report.sh --full
@@ -110,6 +111,7 @@ func (a *app) run(cmd *cobra.Command, f runFlags, args []string) error {
 
 	child := exec.Command(args[0], args[1:]...)
 	child.Stdin, child.Stdout, child.Stderr = a.env.Stdin, cmd.OutOrStdout(), stderr
+	child.SysProcAttr = childAttr()
 	if r, ok := a.env.Stdin.(*os.File); ok {
 		child.Stdin = r
 	}

@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -166,6 +168,33 @@ func TestRun(t *testing.T) {
 		}
 	})
 
+	t.Run("the child dies with redlockctl", func(t *testing.T) {
+		if runtime.GOOS != "linux" {
+			t.Skip("parent-death signal is Linux only")
+		}
+		pidFile := filepath.Join(t.TempDir(), "pid")
+		p := start(t, bin, c, "run", "--key", "orphan", "--ttl", "10s", "--", "sh", "-c", `echo $$ > "$0"; exec sleep 60`, pidFile)
+		var pid int
+		for deadline := time.Now().Add(10 * time.Second); pid == 0; time.Sleep(10 * time.Millisecond) {
+			if b, err := os.ReadFile(pidFile); err == nil {
+				pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the child never started\n%s", p.errOut.String())
+			}
+		}
+		if err := p.cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		p.wait(t, 10*time.Second)
+		for deadline := time.Now().Add(10 * time.Second); alive(pid); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				t.Fatalf("child %d outlived a SIGKILLed redlockctl", pid)
+			}
+		}
+	})
+
 	t.Run("exits 3, or --conflict-exit-code, when the lock is held", func(t *testing.T) {
 		r := ctl(t, c, "lock", "job", "--ttl", "30s")
 		r.want(t, ExitOK, "lock")
@@ -201,4 +230,14 @@ func TestGoRedisLogLinesNeverReachTheTerminal(t *testing.T) {
 			t.Errorf("%v does not say that master 0 refuses connections:\n%s%s", args, p.out.String(), p.errOut.String())
 		}
 	}
+}
+
+// alive reports whether pid runs (a zombie, dead but not reaped, is not).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	return !strings.HasPrefix(rest, "Z") && !strings.HasPrefix(rest, "X")
 }
