@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/quorumlock/quorumlock/cmd/redlockctl/internal/inspect"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -104,7 +105,7 @@ func (a *app) run(cmd *cobra.Command, f runFlags, args []string) error {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.g.timeout)
 		defer cancel()
 		if err := lease.Release(rctx); err != nil && !errors.Is(err, redlock.ErrLockLost) {
-			fmt.Fprintf(stderr, "redlockctl: run: releasing %q: %v\n", f.key, err)
+			fmt.Fprintf(stderr, "redlockctl: run: releasing %q: %s\n", f.key, inspect.Summary(err))
 			a.explain(stderr, err)
 		}
 	}
@@ -156,6 +157,11 @@ func (a *app) run(cmd *cobra.Command, f runFlags, args []string) error {
 	go func() { exited <- child.Wait() }()
 	select {
 	case err := <-exited:
+		if lost := lease.Err(); lost != nil {
+			// The lease ended before CMD's end was seen: CMD may have run its
+			// last part without the lock. Say so rather than pass its code on.
+			return codeError{ExitLeaseLost, fmt.Errorf("run: lease lost while the command ran (it has ended): %w", lost)}
+		}
 		release()
 		return childExit(err)
 	case <-ctx.Done():
