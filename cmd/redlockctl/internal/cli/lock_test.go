@@ -190,3 +190,29 @@ func TestSignalStopsAWaitingLock(t *testing.T) {
 		t.Fatal("SIGINT did not stop a waiting lock")
 	}
 }
+
+func TestExpiredHandle(t *testing.T) {
+	c := clustertest.Start(t, 3, clustertest.AOFAlways)
+	r := ctl(t, c, "lock", "k", "--ttl", "30s")
+	r.want(t, ExitOK, "lock")
+	h, err := ParseHandle(r.out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.ValidUntil = time.Now().Add(-time.Second) // as if the holder slept past its validity
+	old := h.Encode()
+	ctl(t, c, "extend", old, "--ttl", "5m").want(t, ExitLeaseLost, "extend past validity")
+	for i, p := range pttls(t, c, "k") {
+		if p > 30*time.Second {
+			t.Fatalf("master %d: extend past validity renewed the key (PTTL %v)", i, p)
+		}
+	}
+	r = ctl(t, c, "unlock", old)
+	r.want(t, ExitLeaseLost, "unlock past validity")
+	if !strings.Contains(r.errOut, "validity ended") {
+		t.Fatalf("unlock past validity does not say why:\n%s", r.errOut)
+	}
+	if v := get(t, c, "k"); v[0]+v[1]+v[2] != "" {
+		t.Fatalf("unlock past validity left its keys: %q", v)
+	}
+}
