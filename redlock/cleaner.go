@@ -73,6 +73,7 @@ type cleaner struct {
 	mu      sync.Mutex
 	pending dueHeap
 	limit   int // maxPendingCleanups, lowered by tests
+	out     int // entries of the batch on its way to the master
 	dropped int
 	running bool
 	kick    chan struct{}
@@ -86,7 +87,7 @@ func newCleaner(c *Client, m *master) *cleaner {
 func (cl *cleaner) add(key, value string, src source, horizon time.Time) {
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
-	if len(cl.pending) >= cl.limit {
+	if len(cl.pending)+cl.out >= cl.limit {
 		cl.dropped++
 		if cl.dropped == 1 || cl.dropped%1000 == 0 {
 			cl.c.cfg.logger.Warn("redlock: cleanup queue full; keys left to expire by their TTL", "master", cl.m.addr, "dropped", cl.dropped)
@@ -107,7 +108,7 @@ func (cl *cleaner) add(key, value string, src source, horizon time.Time) {
 func (cl *cleaner) pendingCount() int {
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
-	return len(cl.pending)
+	return len(cl.pending) + cl.out
 }
 
 func (cl *cleaner) run() {
@@ -180,6 +181,7 @@ func (cl *cleaner) due() (batch []*cleanEntry, next time.Time, ok bool) {
 		e.settledAtSend = o.settled()
 		batch = append(batch, e)
 	}
+	cl.out = len(batch)
 	if len(cl.pending) == 0 && len(batch) == 0 {
 		cl.running = false
 		return nil, time.Time{}, false
@@ -192,6 +194,7 @@ func (cl *cleaner) due() (batch []*cleanEntry, next time.Time, ok bool) {
 func (cl *cleaner) settle(batch []*cleanEntry, deleted []int64) {
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
+	cl.out = 0
 	now := cl.c.cfg.clock.Now()
 	for i, e := range batch {
 		switch {

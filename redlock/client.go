@@ -33,9 +33,7 @@ type Client struct {
 	bgCtx   context.Context // cancelled by Close: the context of long background work
 	stop    context.CancelFunc
 	bgMu    sync.RWMutex   // orders spawn against Close
-	bg      sync.WaitGroup // every goroutine the Client or its leases start, but lease watchers
-	// watchers counts lease watchers: each ends with its lease, not at Close.
-	watchers sync.WaitGroup
+	bg      sync.WaitGroup // every goroutine the Client or its leases start
 }
 
 // New returns a Client over the caller's go-redis clients, one per
@@ -107,11 +105,11 @@ func (c *Client) Masters() int { return len(c.masters) }
 // that ignore context deadlines, up to their read timeout), the pipelining
 // workers, the pub/sub subscriptions, restart probes and counter syncs,
 // background cleanup of failed attempts (abandoned: those keys expire by
-// their TTL), and auto-extension renewals. Lock waiters return ErrClosed.
-// Leases already handed out keep their validity but are no longer extended;
-// their Extend and Release return ErrClosed, and their keys expire by their
-// TTL. A lease's watcher, which closes its Done at ValidUntil, ends with the
-// lease, not at Close. Close does not close the go-redis clients given to
+// their TTL), auto-extension renewals and lease watchers. Lock waiters
+// return ErrClosed. Every lease still held ends: Done closes, and Err and
+// context.Cause match ErrClosed; Extend and Release return ErrClosed, and the
+// keys expire by their TTL (release leases before Close to free them at
+// once). Close does not close the go-redis clients given to
 // New. It is safe to call twice.
 func (c *Client) Close() error {
 	c.bgMu.Lock()

@@ -177,6 +177,11 @@ func TestExtendNeverRevivesAKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Grants after the decision still land: wait for all five, so that the
+	// deletes below are not overtaken by a late SET.
+	eventually(t, 5*time.Second, "key on every master", func() bool {
+		return countNonEmpty(r.values(t, "revive")) == 5
+	})
 	for i := range 3 {
 		if err := r.clients[i].Del(ctx, "revive").Err(); err != nil {
 			t.Fatal(err)

@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -18,6 +19,7 @@ type Lease struct {
 	value string // the secret: never logged
 	token fencing.Token
 	acq   []*call[grant] // the winning attempt's SETs by master, for their late answers
+	parts []*Lease       // a lease of several keys (LockAll): one lease per key; nil otherwise
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -32,9 +34,8 @@ type Lease struct {
 	changed    chan struct{} // signals the watcher that validUntil moved
 }
 
-// newLease hands out a lease and starts its watcher. The watcher is the one
-// goroutine that outlives Close: it ends with its lease (released, lost, or
-// at ValidUntil), so that Done still closes on time after Close.
+// newLease hands out a lease and starts its watcher, which ends with the
+// lease, or at Close (which ends the lease).
 func (c *Client) newLease(key, value string, ttl time.Duration, token fencing.Token, validUntil time.Time, acq []*call[grant], lc lockConfig) *Lease {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	l := &Lease{
@@ -50,15 +51,17 @@ func (c *Client) newLease(key, value string, ttl time.Duration, token fencing.To
 			interval = ttl / 3
 		}
 	}
-	c.watchers.Add(1)
-	go func() {
-		defer c.watchers.Done()
-		l.watch(interval)
-	}()
+	if !c.spawn(func() { l.watch(interval) }) {
+		l.end(errClosedLease)
+	}
 	return l
 }
 
-// Key returns the locked key.
+// errClosedLease ends the leases of a closed Client.
+var errClosedLease = fmt.Errorf("%w: the lease ended with its Client", ErrClosed)
+
+// Key returns the locked key (the first, for a lease of several keys: see
+// Keys).
 func (l *Lease) Key() string {
 	if l == nil {
 		return ""
@@ -68,7 +71,8 @@ func (l *Lease) Key() string {
 
 // Token returns the lease's fencing token: strictly greater than the token of
 // every lease of the same key that ended before this one was acquired. It is
-// zero when the Client was built WithFencing(false). Extend keeps it.
+// zero when the Client was built WithFencing(false). Extend keeps it. For a
+// lease of several keys it is the first key's token: see Tokens.
 func (l *Lease) Token() fencing.Token {
 	if l == nil {
 		return 0
@@ -81,6 +85,9 @@ func (l *Lease) TTL() time.Duration {
 	if l == nil {
 		return 0
 	}
+	if l.parts != nil {
+		return l.parts[0].TTL()
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.ttl
@@ -91,6 +98,9 @@ func (l *Lease) TTL() time.Duration {
 func (l *Lease) ValidUntil() time.Time {
 	if l == nil {
 		return time.Time{}
+	}
+	if l.parts != nil {
+		return l.multiValidUntil()
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -128,6 +138,9 @@ func (l *Lease) Context() context.Context {
 func (l *Lease) Err() error {
 	if l == nil {
 		return invalid("nil lease")
+	}
+	if l.parts != nil {
+		return l.multiHeld()
 	}
 	return l.held(l.c.cfg.clock.Now())
 }
@@ -167,14 +180,20 @@ func (l *Lease) signalChange() {
 	}
 }
 
-// end marks the lease ended with cause, once.
+// end marks the lease ended with cause, once; a lease that ends lost is
+// reported to the Observer.
 func (l *Lease) end(cause error) {
 	l.mu.Lock()
-	if l.ended == nil {
+	first := l.ended == nil
+	if first {
 		l.ended = cause
 	}
+	validUntil := l.validUntil
 	l.mu.Unlock()
 	l.cancel(cause)
+	if first && l.parts == nil && errors.Is(cause, ErrLockLost) {
+		l.observeLost(cause, validUntil)
+	}
 }
 
 // held reports whether the lease is held at now, ending it if its validity
@@ -202,8 +221,7 @@ func (l *Lease) watch(interval time.Duration) {
 	defer expiry.Stop()
 	var renew Timer
 	var renewC <-chan time.Time // nil without auto-extension: never fires
-	closing := l.c.closing
-	var renewed chan error // the renewal under way, nil when none
+	var renewed chan error      // the renewal under way, nil when none
 	if interval > 0 {
 		renew = clk.NewTimer(interval)
 		defer renew.Stop()
@@ -215,8 +233,11 @@ func (l *Lease) watch(interval time.Duration) {
 			return
 		case <-l.changed:
 			l.resetExpiry(expiry)
-		case <-closing:
-			closing, renewC = nil, nil // a closed Client renews nothing; the lease runs out
+		case <-l.c.closing:
+			// A closed Client keeps nothing running: the lease ends now. Its
+			// keys are left to expire by their TTL.
+			l.end(errClosedLease)
+			return
 		case <-expiry.C():
 			if l.held(clk.Now()) != nil {
 				return
@@ -227,7 +248,7 @@ func (l *Lease) watch(interval time.Duration) {
 			// renewal is under way, or the lease would look held past ValidUntil.
 			renewC = nil
 			renewed = make(chan error, 1)
-			if !l.c.spawn(func() { renewed <- l.Extend(l.ctx, l.TTL()) }) {
+			if !l.c.spawn(func() { renewed <- l.extend(l.ctx, l.TTL(), true) }) {
 				renewed <- ErrClosed
 			}
 		case err := <-renewed:
@@ -238,10 +259,8 @@ func (l *Lease) watch(interval time.Duration) {
 				}
 				return
 			}
-			if closing != nil {
-				renew.Reset(interval)
-				renewC = renew.C()
-			}
+			renew.Reset(interval)
+			renewC = renew.C()
 		}
 	}
 }

@@ -80,6 +80,38 @@ func TestFreshMastersLockAtOnce(t *testing.T) {
 	}
 }
 
+// A fresh cluster with one master down cannot be bootstrapped: the down
+// master might carry a marker, and then the others lost their data. The
+// others are quarantined as masters that lost their data; once every master
+// answers, a round they all grant still locks at once.
+func TestFreshClusterWithAMasterDownIsNotBootstrapped(t *testing.T) {
+	r := newRig(t, 5)
+	c, err := New(r.clients, WithQuarantine(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	pause(t, r, 4)
+	_, err = c.TryLock(ctx, "k", time.Second)
+	if !errors.Is(err, ErrNoQuorum) || !errors.Is(err, ErrDataLost) {
+		t.Fatalf("TryLock on a fresh cluster with a master down: %v; want ErrNoQuorum with ErrDataLost", err)
+	}
+	if n, _ := r.clients[0].Exists(ctx, EpochKey).Result(); n != 0 {
+		t.Fatal("a marker was set although one master did not answer")
+	}
+	resume(t, r, 4)
+	time.Sleep(probeInterval) // the paused master is probed again at the next operation
+	eventually(t, 10*time.Second, "every master answers and grants", func() bool {
+		l, err := c.TryLock(ctx, "k", time.Second)
+		if err != nil {
+			return false
+		}
+		_ = l.Release(ctx)
+		return true
+	})
+}
+
 // The call that first uses a longer TTL is judged by it: masters older than
 // the short TTL but younger than the new one stop counting by themselves.
 func TestLongerTTLAppliesFromTheCallThatUsesIt(t *testing.T) {
@@ -112,7 +144,7 @@ func TestLongerTTLAppliesFromTheCallThatUsesIt(t *testing.T) {
 // {0,3,4} while A's lease is valid. Plain Redlock (WithoutQuarantine) does,
 // which shows the test can fail.
 func TestFirstContactClientRefusesMasterThatLostItsData(t *testing.T) {
-	for _, loss := range []string{"flushall", "empty durable replacement"} {
+	for _, loss := range []string{"flushall", "empty durable replacement", "two masters flushed"} {
 		t.Run(loss, func(t *testing.T) {
 			ctx := context.Background()
 			r := &rig{Cluster: clustertest.Start(t, 5, clustertest.AOFAlways)}
@@ -135,6 +167,12 @@ func TestFirstContactClientRefusesMasterThatLostItsData(t *testing.T) {
 				if err := r.clients[0].FlushAll(ctx).Err(); err != nil {
 					t.Fatal(err)
 				}
+			case "two masters flushed": // q − 1 losses: master 2 still has A's key
+				for _, i := range []int{0, 1} {
+					if err := r.clients[i].FlushAll(ctx).Err(); err != nil {
+						t.Fatal(err)
+					}
+				}
 			default:
 				s := r.Servers[0]
 				if err := s.Kill(); err != nil {
@@ -148,33 +186,10 @@ func TestFirstContactClientRefusesMasterThatLostItsData(t *testing.T) {
 				}
 			}
 
-			b, err := New(r.clients, WithQuarantine(30*time.Second))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer b.Close()
-			_, err = b.TryLock(ctx, "k", 30*time.Second)
-			if !errors.Is(err, ErrNotAcquired) || !errors.Is(err, ErrDataLost) {
-				t.Fatalf("B's TryLock while A holds k: %v; want ErrNotAcquired with ErrDataLost", err)
-			}
-			if h := b.Health()[0]; !errors.Is(h.Err, ErrDataLost) || h.Until.Sub(time.Now()) < 25*time.Second {
-				t.Fatalf("master 0 seen by B: %+v; want lost its data, quarantined for the longest TTL from now", h)
-			}
+			secondHolderOnlyWithoutQuarantine(t, r.clients, ErrDataLost)
 			if lease.Err() != nil {
 				t.Fatalf("A's lease: %v", lease.Err())
 			}
-
-			gone(t, []redis.UniversalClient{r.clients[0], r.clients[3], r.clients[4]}, "k") // B's failed attempt cleans up after itself
-			plain, err := New(r.clients, WithoutQuarantine())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer plain.Close()
-			second, err := plain.TryLock(ctx, "k", 30*time.Second)
-			if err != nil {
-				t.Fatalf("control: plain Redlock should win k on {0,3,4} (two holders): %v", err)
-			}
-			_ = second.Release(ctx)
 		})
 	}
 }
@@ -224,27 +239,38 @@ func TestFailoverToLaggingReplicaIsQuarantined(t *testing.T) {
 	}
 
 	failedOver := append([]redis.UniversalClient{rc}, r.clients[1:]...)
-	b, err := New(failedOver, WithQuarantine(30*time.Second))
+	secondHolderOnlyWithoutQuarantine(t, failedOver, ErrPromoted)
+}
+
+// secondHolderOnlyWithoutQuarantine is the check of the two tests above,
+// while A holds k on masters 0, 1 and 2 and master 0 lost A's key: a new
+// client B with quarantine is refused, master 0 being quarantined for the
+// longest TTL for reason; plain Redlock (WithoutQuarantine) grants k a
+// second time, on masters 0, 3 and 4, which shows the test can fail.
+func secondHolderOnlyWithoutQuarantine(t *testing.T, masters []redis.UniversalClient, reason error) {
+	t.Helper()
+	ctx := context.Background()
+	b, err := New(masters, WithQuarantine(30*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
 	_, err = b.TryLock(ctx, "k", 30*time.Second)
-	if !errors.Is(err, ErrNotAcquired) || !errors.Is(err, ErrPromoted) {
-		t.Fatalf("B's TryLock after the failover: %v; want ErrNotAcquired with ErrPromoted", err)
+	if !errors.Is(err, ErrNotAcquired) || !errors.Is(err, reason) {
+		t.Fatalf("B's TryLock while A holds k: %v; want ErrNotAcquired with %v", err, reason)
 	}
-	if h := b.Health()[0]; !errors.Is(h.Err, ErrPromoted) || h.Until.Sub(time.Now()) < 25*time.Second {
-		t.Fatalf("promoted master seen by B: %+v; want quarantined for the longest TTL from now", h)
+	if h := b.Health()[0]; !errors.Is(h.Err, reason) || time.Until(h.Until) < 25*time.Second {
+		t.Fatalf("master 0 seen by B: %+v; want %v, quarantined for the longest TTL from now", h, reason)
 	}
-	gone(t, []redis.UniversalClient{failedOver[0], failedOver[3], failedOver[4]}, "k") // B's failed attempt cleans up after itself
-	plain, err := New(failedOver, WithoutQuarantine())
+	gone(t, []redis.UniversalClient{masters[0], masters[3], masters[4]}, "k") // B's failed attempt cleans up after itself
+	plain, err := New(masters, WithoutQuarantine())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer plain.Close()
 	second, err := plain.TryLock(ctx, "k", 30*time.Second)
 	if err != nil {
-		t.Fatalf("control: plain Redlock should win k on {0',3,4} (two holders): %v", err)
+		t.Fatalf("control: plain Redlock should win k on {0,3,4} (two holders): %v", err)
 	}
 	_ = second.Release(ctx)
 }
@@ -385,5 +411,18 @@ func TestRestartWithAOFEverySecIsQuarantined(t *testing.T) {
 	// counters (uptime is whole seconds: under load the first may be over).
 	if h := c.Health()[0]; !errors.Is(h.Err, ErrRestarted) && !errors.Is(h.Err, ErrRaisingCounters) {
 		t.Fatalf("Health of the restarted master: %+v; want quarantined for its restart", h)
+	}
+	// A client meeting the masters only now sees the same: the master's
+	// synced run_id is its previous process's.
+	fresh, err := New(r.clients, WithQuarantine(ttl))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	if _, err := fresh.TryLock(ctx, "res", ttl); !errors.Is(err, ErrNoQuorum) {
+		t.Fatalf("first-contact TryLock needing the restarted master: %v; want ErrNoQuorum", err)
+	}
+	if h := fresh.Health()[0]; !errors.Is(h.Err, ErrRestarted) && !errors.Is(h.Err, ErrRaisingCounters) {
+		t.Fatalf("first-contact Health of the restarted master: %+v; want quarantined for its restart", h)
 	}
 }

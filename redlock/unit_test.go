@@ -41,7 +41,9 @@ func TestNewRejectsBadInput(t *testing.T) {
 	_, cs := miniMasters(t, 3)
 	ten := make([]redis.UniversalClient, 10)
 	for i := range ten {
-		ten[i] = redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+		c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+		t.Cleanup(func() { _ = c.Close() })
+		ten[i] = c
 	}
 	cases := map[string]struct {
 		masters []redis.UniversalClient

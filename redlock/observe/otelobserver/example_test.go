@@ -12,7 +12,7 @@ import (
 	"github.com/quorumlock/quorumlock/redlock/observe/otelobserver"
 )
 
-// A Client built with the observer (redlock.WithObserver, once wired)
+// A Client built with the observer (redlock.WithObserver)
 // reports each operation; here one acquisition is fed by hand, and the span
 // is read back from an in-memory recorder.
 func Example() {

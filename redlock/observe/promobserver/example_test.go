@@ -12,7 +12,7 @@ import (
 	"github.com/quorumlock/quorumlock/redlock/observe/promobserver"
 )
 
-// A Client built with the observer (redlock.WithObserver, once wired) feeds
+// A Client built with the observer (redlock.WithObserver) feeds
 // it an Event per operation; here one acquisition is fed by hand.
 func Example() {
 	reg := prometheus.NewRegistry()
