@@ -37,6 +37,11 @@ func keysFor(name string) keys {
 	}
 }
 
+// SlotKey is the redlock lock key of slot i (0 ≤ i < limit) of a semaphore
+// on several masters: tools (redlockctl sem) act on a slot's lease through
+// it.
+func SlotKey(name string, i int) string { return slotKey(name, i) }
+
 // slotKey is the redlock key of slot i of a multi-master semaphore.
 func slotKey(name string, i int) string {
 	return KeyPrefix + name + ":slot:" + strconv.Itoa(i)
