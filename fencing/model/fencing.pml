@@ -162,6 +162,8 @@ byte  tok[NL + 1];              /* token of a lease, set when it becomes HELD */
 short eb[NL + 1];               /* eb[L2] has bit L1 <=> L1 had ENDED when L2 became
                                    HELD ("L1 ended before L2 was acquired") */
 short live;                     /* bit L set while lease L is ACQ or HELD */
+short pend;                     /* bit L set while lease L is ACQ or HELD and was so
+                                   when the master lost data (see Loss) */
 byte  ndone;                    /* clients that have finished all their attempts */
 
 /* the fenced store */
@@ -197,7 +199,8 @@ inline over(L, m) {
 		fi
 	};
 	m = 0;
-	live = live & ~BIT(L)
+	live = live & ~BIT(L);
+	pend = pend & ~BIT(L)   /* kept a subset of live: fewer distinct states */
 }
 
 /* ---------------------------------------------------------------- clients */
@@ -309,7 +312,13 @@ active [CLIENTS] proctype Client()
 #ifndef BROKEN_ALLGRANT
 			assert(granted == ALLM || (granted & qg) == 0);
 #endif
-			t = t + 1; todo = granted; n = 0
+			t = t + 1; todo = granted; n = 0;
+			granted = 0;            /* not needed any more: forgetting it */
+#ifndef WITNESS_ALLGRANT
+			qg = 0                  /* merges states of round 2 */
+#else
+			skip
+#endif
 		}
 
 		/*
@@ -427,7 +436,6 @@ active proctype Loss()
 	byte others;            /* masters whose counter is still to be read */
 	byte o;                 /* the master read in this step */
 	byte r;                 /* max counter read so far */
-	short pend;             /* leases ACQ or HELD at loss time */
 	bool q = true;          /* the loss quarantines the master */
 
 end0:
@@ -478,8 +486,7 @@ end0:
 	:: else -> skip
 	fi;
 end1:
-	(pend & live) == 0;     /* wait until every pending lease is over */
-	pend = 0;
+	pend == 0;              /* wait until every pending lease is over */
 	do
 	:: others == 0 -> break
 	:: else ->
