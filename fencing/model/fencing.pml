@@ -436,7 +436,9 @@ active proctype Loss()
 	byte others;            /* masters whose counter is still to be read */
 	byte o;                 /* the master read in this step */
 	byte r;                 /* max counter read so far */
+#ifdef BROKEN_FAILOVER
 	bool q = true;          /* the loss quarantines the master */
+#endif
 
 end0:
 	atomic {
@@ -467,8 +469,11 @@ end0:
 				m, lock[m], ctr[m], live)
 #endif
 		fi;
+#ifdef BROKEN_FAILOVER
 		if
-		:: q ->
+		:: !q -> skip
+		:: else ->
+#endif
 			quar[m] = true;
 			pend = live;
 			others = ALLM & ~BIT(m)
@@ -478,13 +483,16 @@ end0:
 			met = 0;
 			lost = true
 #endif
-		:: else -> skip
+#ifdef BROKEN_FAILOVER
 		fi
+#endif
 	}
+#ifdef BROKEN_FAILOVER
 	if
 	:: !q -> goto done
 	:: else -> skip
 	fi;
+#endif
 end1:
 	pend == 0;              /* wait until every pending lease is over */
 	do

@@ -202,6 +202,20 @@ func panErrors(t *testing.T, out string) int {
 	return n
 }
 
+var reUnreached = regexp.MustCompile(`unreached in proctype (\w+)\n(?:\t[^\n]*\n)*?\t\((\d+) of \d+ states\)`)
+
+// unreached returns how many statements of proctype proc pan reports
+// unreached, and whether it reports on proc at all.
+func unreached(out, proc string) (int, bool) {
+	for _, m := range reUnreached.FindAllStringSubmatch(out, -1) {
+		if m[1] == proc {
+			n, err := strconv.Atoi(m[2])
+			return n, err == nil
+		}
+	}
+	return 0, false
+}
+
 // logStats logs the key figures of a pan run.
 func logStats(t *testing.T, out string) {
 	t.Helper()
@@ -247,6 +261,13 @@ func TestSoundProtocolVerifies(t *testing.T) {
 			}
 			if n := panErrors(t, out); n != 0 || strings.Contains(out, "assertion violated") {
 				t.Errorf("pan found %d error(s) in the sound protocol:\n%s", n, out)
+			}
+			// Every statement of the clients and of the data loss is
+			// reached (the writer's end is not, with INTERLEAVED).
+			for _, proc := range []string{"Client", "Loss"} {
+				if n, ok := unreached(out, proc); !ok || n != 0 {
+					t.Errorf("proctype %s: %d unreached statement(s) (found: %v):\n%s", proc, n, ok, out)
+				}
 			}
 		})
 	}
