@@ -224,6 +224,8 @@ active [CLIENTS] proctype Client()
 	byte qg;                /* those of them that replied "quarantined" */
 	byte n;                 /* oks in round 2 */
 	byte t;                 /* max counter replied in round 1, then the token */
+	byte above;             /* max counter of "counter ahead" replies in round 2 */
+	bool again;             /* round 2 is being run a second time */
 
 	for (a : 0 .. ATTEMPTS - 1) {
 		/* start the attempt with a fresh lease id */
@@ -313,9 +315,8 @@ active [CLIENTS] proctype Client()
 			assert(granted == ALLM || (granted & qg) == 0);
 #endif
 			t = t + 1; todo = granted; n = 0;
-			granted = 0;            /* not needed any more: forgetting it */
 #ifndef WITNESS_ALLGRANT
-			qg = 0                  /* merges states of round 2 */
+			qg = 0                  /* not needed any more: merges states */
 #else
 			skip
 #endif
@@ -323,9 +324,12 @@ active [CLIENTS] proctype Client()
 
 		/*
 		 * 4. Round 2, to each granting master in any order (quarantined
-		 *    ones included), atomic per master: if lock[m] == L and
-		 *    ctr[m] < t then ctr[m] = t, ok. Every ok counts.
+		 *    ones included), atomic per master (writeback.lua): if
+		 *    lock[m] != L, not-ok; else if ctr[m] >= t, not-ok, "counter
+		 *    ahead" (only a quarantine's counter sync can do that); else
+		 *    ctr[m] = t, ok. Every ok counts.
 		 */
+round2:
 		do
 		:: todo == 0 -> break
 		:: else ->
@@ -341,22 +345,44 @@ active [CLIENTS] proctype Client()
 				:: lock[m] == L && ctr[m] < t ->
 					skip                            /* request lost */
 #endif
-				:: !(lock[m] == L && ctr[m] < t) ->
-					skip                            /* not-ok (master lost data) */
+				:: lock[m] == L && ctr[m] >= t ->
+					above = MAX(above, ctr[m]);     /* not-ok: counter ahead */
+					printf("MSC: lease %d round 2: master %d counter ahead, ctr %d >= %d\n", L, m, ctr[m], t)
+				:: lock[m] != L ->
+					skip                            /* not-ok: the key is gone
+					                                   (the master lost data) */
 				fi;
 				m = 0
 			}
 		od;
 
-		/* 5. fewer than Q oks: the attempt fails */
+		/*
+		 * 5. Fewer than Q oks: the attempt fails, unless a master said
+		 *    "counter ahead": then round 2 is run once more, to the same
+		 *    masters, with the token above it (redlock's writeBack).
+		 */
 		if
-		:: n < Q -> goto fail
+		:: n < Q && above > 0 && !again -> goto retry
+		:: n < Q && (above == 0 || again) -> goto fail
 #if LOSSY
+		:: n >= Q && above > 0 && !again ->
+			goto retry                      /* ok replies lost: the client
+			                                   saw fewer than Q oks */
 		:: n >= Q -> goto fail          /* ok replies lost (or validity used
 		                                   up): the client gives up anyway */
 #endif
 		:: n >= Q -> skip
 		fi;
+		goto held;
+retry:
+		skip;
+		d_step {
+			printf("MSC: lease %d round 2 again with token %d\n", L, above + 1);
+			t = above + 1; todo = granted; n = 0; above = 0; again = true
+		}
+		goto round2;
+held:
+		skip;
 #endif
 
 		/*
@@ -384,7 +410,7 @@ active [CLIENTS] proctype Client()
 				:: else -> skip
 				fi
 			};
-			m = 0; todo = 0; granted = 0; qg = 0; n = 0; t = 0
+			m = 0; todo = 0; granted = 0; qg = 0; n = 0; t = 0; above = 0; again = false
 		}
 
 		/* The lease ends at some later moment: validity ran out or released. */
@@ -402,7 +428,7 @@ fail:
 			st[L] = FAILED;
 			over(L, m);
 			printf("MSC: lease %d FAILED\n", L);
-			todo = 0; granted = 0; qg = 0; n = 0; t = 0
+			todo = 0; granted = 0; qg = 0; n = 0; t = 0; above = 0; again = false
 		}
 next:
 		skip
