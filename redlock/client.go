@@ -26,6 +26,7 @@ type Client struct {
 	longestTTL atomic.Int64 // nanoseconds; the longest TTL used so far
 
 	cleaners []*cleaner // one per master
+	tokens   *tokenCache
 	queues   *fifoQueues
 	notifier *notifier
 
@@ -76,6 +77,7 @@ func New(masters []redis.UniversalClient, opts ...Option) (*Client, error) {
 	c := &Client{
 		cfg:     cfg,
 		quorum:  len(masters)/2 + 1,
+		tokens:  newTokenCache(),
 		queues:  newFIFOQueues(),
 		closing: make(chan struct{}),
 	}
