@@ -64,11 +64,17 @@ func (c *config) parseMaster(i int, raw string) (*master, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
+		if strings.Contains(raw, "@") {
+			// url.Error quotes the URL, and its inner error may quote a
+			// piece of a mangled password (as a port, say): say nothing of it.
+			return nil, fmt.Errorf("%w: master %d: %s is not a valid URL (characters such as @ : / %% # ? in a user name or password must be percent-encoded)",
+				ErrInvalidArgument, i, hideUserinfo(raw))
+		}
 		var ue *url.Error
 		if errors.As(err, &ue) {
-			err = ue.Err // url.Error quotes the whole URL, password included
+			err = ue.Err
 		}
-		return nil, fmt.Errorf("%w: master %d: %s is not a valid URL: %v", ErrInvalidArgument, i, hideUserinfo(raw), err)
+		return nil, fmt.Errorf("%w: master %d: %q is not a valid URL: %v", ErrInvalidArgument, i, raw, err)
 	}
 	display := hideUserinfo(raw)
 	if _, has := u.User.Password(); u.User != nil && !has {
