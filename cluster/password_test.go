@@ -99,11 +99,17 @@ func TestPasswordsNeverLeak(t *testing.T) {
 	// The right password, from the URL, WithCredentials, REDLOCK_PASSWORD.
 	t.Setenv(EnvPassword, right)
 	for name, dial := range map[string]func() (*Cluster, error){
-		"URL":              func() (*Cluster, error) { return Dial(ctx, withPw(right), WithPing()) },
-		"WithCredentials":  func() (*Cluster, error) { return Dial(ctx, plain, WithCredentials("quorumlock", right), WithPing()) },
-		"WithEnvPassword":  func() (*Cluster, error) { return Dial(ctx, plain, WithEnvPassword(), WithPing()) },
-		"FromEnv":          func() (*Cluster, error) { t.Setenv(EnvMasters, strings.Join(plain, ",")); return FromEnv(ctx, WithPing()) },
-		"URL over the env": func() (*Cluster, error) { t.Setenv(EnvPassword, "wrong"); return Dial(ctx, withPw(right), WithEnvPassword(), WithPing()) },
+		"URL":             func() (*Cluster, error) { return Dial(ctx, withPw(right), WithPing()) },
+		"WithCredentials": func() (*Cluster, error) { return Dial(ctx, plain, WithCredentials("quorumlock", right), WithPing()) },
+		"WithEnvPassword": func() (*Cluster, error) { return Dial(ctx, plain, WithEnvPassword(), WithPing()) },
+		"FromEnv": func() (*Cluster, error) {
+			t.Setenv(EnvMasters, strings.Join(plain, ","))
+			return FromEnv(ctx, WithPing())
+		},
+		"URL over the env": func() (*Cluster, error) {
+			t.Setenv(EnvPassword, "wrong")
+			return Dial(ctx, withPw(right), WithEnvPassword(), WithPing())
+		},
 	} {
 		c, err := dial()
 		if err != nil {
