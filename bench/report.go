@@ -60,7 +60,7 @@ func fmtFailed(r Row) string {
 		s += fmt.Sprintf(", %d in flight at the end", r.InFlight)
 	}
 	if r.FirstError != "" {
-		e := r.FirstError
+		e := strings.Join(strings.Fields(r.FirstError), " ")
 		if len(e) > 60 {
 			e = e[:57] + "..."
 		}
