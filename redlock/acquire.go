@@ -38,7 +38,11 @@ func (c *Client) TryLock(ctx context.Context, key string, ttl time.Duration, opt
 	if err != nil {
 		return nil, err
 	}
-	return c.attempt(ctx, key, ttl, lc)
+	start := c.cfg.clock.Now()
+	var info attemptInfo
+	l, err := c.attempt(ctx, key, ttl, lc, &info)
+	c.observeAcquire(ctx, key, start, 1, info, l, err)
+	return l, err
 }
 
 // prepare validates a lock call's arguments and records its TTL, so that
@@ -110,8 +114,11 @@ func parseCounter(s string) (fencing.Token, error) {
 
 // attempt is one acquisition attempt: round 1, the fencing write-back, the
 // validity check, and cleanup on failure.
-func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, lc lockConfig) (*Lease, error) {
+func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, lc lockConfig, info *attemptInfo) (*Lease, error) {
 	fail := func(kind error, e *Error) (*Lease, error) {
+		if info.masters == nil && c.observing() {
+			info.masters = c.masterResults(e.Masters)
+		}
 		e.Op, e.Key, e.Quorum = "lock", key, c.quorum
 		if e.Cause == nil {
 			e.Cause = ctxDone(ctx) // it may have ended before the rounds, e.g. during probes
@@ -156,6 +163,9 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, lc 
 		errs = append(errs, r.silence()...)
 	}
 	failed := func(kind error, extra ...error) (*Lease, error) {
+		if c.observing() {
+			info.granted, info.masters = r.count(yes), r.results(append(errs, extra...))
+		}
 		c.cleanupAttempt(key, value, ttl, start, r.calls)
 		return fail(kind, &Error{Granted: r.count(yes), Answered: r.answered(), MayVote: el.mayVote, Cause: cause, Masters: append(errs, extra...)})
 	}
@@ -177,6 +187,9 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, lc 
 	validUntil := c.deadline(start, ttl)
 	if now := c.cfg.clock.Now(); !now.Before(validUntil) {
 		return failed(ErrNotAcquired, fmt.Errorf("no validity left: the attempt took %v of a %v TTL", now.Sub(start), ttl))
+	}
+	if c.observing() {
+		info.granted, info.masters = r.count(yes), r.results(errs)
 	}
 	c.cfg.logger.Debug("redlock: acquired", "key", key, "token", uint64(token), "validity", validUntil.Sub(c.cfg.clock.Now()))
 	return c.newLease(key, value, ttl, token, validUntil, r.calls, lc), nil

@@ -9,7 +9,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/quorumlock/quorumlock/internal/pauseproxy"
+	"github.com/quorumlock/quorumlock/cmd/redlockctl/internal/pauseproxy"
 )
 
 // masters is five in-process Redis masters, each behind a pausable proxy.
