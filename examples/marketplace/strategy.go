@@ -121,7 +121,7 @@ func retryAborted(ctx context.Context, f func() error) (int, error) {
 
 // lockStrategy holds quorumlock locks around plain reads and one MULTI/EXEC
 // of the writes: the coarse one locks the whole market, the fine one the
-// item (and, to buy, the buyer's funds too, both taken by lockAll).
+// item (and, to buy, the buyer's funds too, both taken by LockAll).
 type lockStrategy struct {
 	m    *Market
 	c    *redlock.Client
@@ -132,7 +132,9 @@ type lockStrategy struct {
 func (l *lockStrategy) hold(ctx, dctx context.Context, keys []string, f func() error) (int, error) {
 	retries := 0
 	for {
-		lease, err := lockAll(ctx, l.c, keys, l.ttl)
+		// One key or several, all or nothing, in one global order: buyers
+		// wanting overlapping keys never deadlock.
+		lease, err := l.c.LockAll(ctx, keys, l.ttl)
 		if err != nil {
 			if ctx.Err() != nil {
 				return retries, ctx.Err()
