@@ -281,9 +281,11 @@ func warmUp(ctx context.Context, lk locker, key string) error {
 	deadline := time.Now().Add(opTimeout)
 	var last error
 	ok := 0
-	for range 5 * warmupOps {
+	for n := range 5 * warmupOps {
 		octx, cancel := context.WithDeadline(ctx, deadline)
-		h, err := lk.lock(octx, key, false)
+		// A fresh key each time: a failed attempt of some libraries leaves
+		// its key on a few masters until the TTL ends.
+		h, err := lk.lock(octx, key+":"+strconv.Itoa(n), false)
 		if err == nil {
 			err = h.release(octx)
 		}
