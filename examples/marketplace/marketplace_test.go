@@ -30,7 +30,7 @@ func TestEveryModeConserves(t *testing.T) {
 	c := clustertest.Start(t, 5)
 	data, locks := testClients(t, c)
 	ctx := context.Background()
-	ttl := time.Second
+	ttl := 2 * time.Second
 	if err := waitOlderThan(ctx, c, ttl); err != nil {
 		t.Fatal(err)
 	}
@@ -56,6 +56,11 @@ func TestEveryModeConserves(t *testing.T) {
 			// Lock waits until the window ends: a lock call never fails
 			// and starts over while masters answer.
 			t.Errorf("%s: %d retries under a lock", cfg.label(), r.Retries)
+		}
+		if r.Lost > 0 {
+			// Safe (nothing was written) but a sign of a machine so loaded
+			// that a holder outlived its 2 s TTL.
+			t.Logf("%s: %d leases lost before their writes", cfg.label(), r.Lost)
 		}
 		if n, err := data.Keys(ctx, fmt.Sprintf("t%d:*", i)).Result(); err != nil || len(n) > 0 && !onlyLocks(n) {
 			t.Errorf("%s: keys left after the run: %v %v", cfg.label(), n, err)

@@ -61,6 +61,9 @@ func table(rows []Result) string {
 		if r.Errors > 0 {
 			ok += fmt.Sprintf(" (%d errors)", r.Errors)
 		}
+		if r.Lost > 0 {
+			ok += fmt.Sprintf(" (%d leases lost before the writes, not written)", r.Lost)
+		}
 		fmt.Fprintf(&b, "| %s | %dx%d | %s | %.1f s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 			r.Mode, r.Listers, r.Buyers, locks, r.Window.Seconds(), num(r.Listed), num(r.Sold), num(r.Retries), num(r.Missed),
 			ms(r.Mean), ms(r.P99), num(int64(r.OpsPerSec())), ok)

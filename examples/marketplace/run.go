@@ -59,7 +59,10 @@ type Result struct {
 	// Retries: aborted EXECs (watch) or failed lock calls started again.
 	Retries int64
 	// Missed: purchases that found their item gone or repriced.
-	Missed       int64
+	Missed int64
+	// Lost: operations whose lease ended before their writes, which were
+	// then not sent (a holder slower than its TTL; expected 0).
+	Lost         int64
 	Errors       int64
 	FirstError   string
 	SoldValue    int64
@@ -72,10 +75,10 @@ type Result struct {
 func (r Result) OpsPerSec() float64 { return float64(r.Listed+r.Sold) / r.Window.Seconds() }
 
 type counters struct {
-	listed, sold, retries, missed, errors, soldValue atomic.Int64
-	mu                                               sync.Mutex
-	firstErr                                         error
-	lat                                              []time.Duration
+	listed, sold, retries, missed, lost, errors, soldValue atomic.Int64
+	mu                                                     sync.Mutex
+	firstErr                                               error
+	lat                                                    []time.Duration
 }
 
 func (c *counters) fail(err error) {
@@ -132,7 +135,7 @@ func Run(ctx context.Context, data *redis.Client, lockMasters []redis.UniversalC
 	defer tick.Stop()
 	snap := func() Result {
 		return Result{Config: cfg, Window: time.Since(start), Listed: cnt.listed.Load(), Sold: cnt.sold.Load(),
-			Retries: cnt.retries.Load(), Missed: cnt.missed.Load(), Errors: cnt.errors.Load()}
+			Retries: cnt.retries.Load(), Missed: cnt.missed.Load(), Lost: cnt.lost.Load(), Errors: cnt.errors.Load()}
 	}
 wait:
 	for {
@@ -188,6 +191,8 @@ func lister(ctx, dctx context.Context, m *Market, st strategy, s string, budget 
 		switch {
 		case err == nil:
 			cnt.listed.Add(1)
+		case errors.Is(err, errLost):
+			cnt.lost.Add(1)
 		case ctx.Err() != nil:
 			return
 		default:
@@ -238,6 +243,8 @@ func buyerLoop(ctx, dctx context.Context, m *Market, st strategy, b string, budg
 			lat = append(lat, time.Since(t0))
 		case errors.Is(err, errGone):
 			cnt.missed.Add(1)
+		case errors.Is(err, errLost):
+			cnt.lost.Add(1)
 		case ctx.Err() != nil:
 			return
 		default:
