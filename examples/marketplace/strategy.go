@@ -129,7 +129,10 @@ type lockStrategy struct {
 	fine bool
 }
 
-func (l *lockStrategy) hold(ctx, dctx context.Context, keys []string, f func() error) (int, error) {
+// hold runs f under a lease over keys. f calls held just before its
+// MULTI/EXEC: a lease that ended (its validity ran out, a holder paused
+// past its TTL) writes nothing.
+func (l *lockStrategy) hold(ctx, dctx context.Context, keys []string, f func(held func() error) error) (int, error) {
 	retries := 0
 	for {
 		// One key or several, all or nothing, in one global order: buyers
@@ -142,10 +145,12 @@ func (l *lockStrategy) hold(ctx, dctx context.Context, keys []string, f func() e
 			retries++ // e.g. no quorum for a moment: try again
 			continue
 		}
-		err = f()
-		if lerr := lease.Err(); err == nil && lerr != nil {
-			err = fmt.Errorf("%w: %w", errLost, lerr)
-		}
+		err = f(func() error {
+			if lerr := lease.Err(); lerr != nil {
+				return fmt.Errorf("%w: %w", errLost, lerr)
+			}
+			return nil
+		})
 		rctx, cancel := context.WithTimeout(dctx, 5*time.Second)
 		_ = lease.Release(rctx) // a lease that cannot be released expires
 		cancel()
@@ -159,13 +164,16 @@ func (l *lockStrategy) list(ctx, dctx context.Context, s, item string, price int
 	if l.fine {
 		key = m.itemLock(item)
 	}
-	return l.hold(ctx, dctx, []string{key}, func() error {
+	return l.hold(ctx, dctx, []string{key}, func(held func() error) error {
 		owned, err := m.rdb.SIsMember(dctx, m.invKey(s), item).Result()
 		if err != nil {
 			return err
 		}
 		if !owned {
 			return errNotOwned
+		}
+		if err := held(); err != nil {
+			return err
 		}
 		_, err = m.rdb.TxPipelined(dctx, func(p redis.Pipeliner) error {
 			m.listWrites(dctx, p, s, item, price)
@@ -181,8 +189,11 @@ func (l *lockStrategy) buy(ctx, dctx context.Context, b, s, item string, price i
 	if l.fine {
 		keys = []string{m.itemLock(item), m.fundsLock(b)}
 	}
-	return l.hold(ctx, dctx, keys, func() error {
+	return l.hold(ctx, dctx, keys, func(held func() error) error {
 		if err := m.canBuy(dctx, m.rdb, b, s, item, price); err != nil {
+			return err
+		}
+		if err := held(); err != nil {
 			return err
 		}
 		_, err := m.rdb.TxPipelined(dctx, func(p redis.Pipeliner) error {
