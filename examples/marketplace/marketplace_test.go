@@ -12,6 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/quorumlock/quorumlock/cluster/clustertest"
+	"github.com/quorumlock/quorumlock/redlock"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -127,5 +128,30 @@ func TestCheckCatchesLossAndDuplication(t *testing.T) {
 				t.Fatalf("Check after %s = %v, want ErrNotConserved", tc.name, err)
 			}
 		})
+	}
+}
+
+// TestLostLeaseWritesNothing: under a lock, the writes are sent only while
+// the lease is held; a holder slower than its TTL gets errLost instead.
+func TestLostLeaseWritesNothing(t *testing.T) {
+	s := clustertest.StartServer(t, clustertest.NoPersistence)
+	rdb := redis.NewClient(&redis.Options{Addr: s.Addr})
+	t.Cleanup(func() { _ = rdb.Close() })
+	c, err := redlock.New([]redis.UniversalClient{rdb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &lockStrategy{m: &Market{rdb: rdb, prefix: "lost:"}, c: c, ttl: 300 * time.Millisecond}
+	t.Cleanup(func() { _ = l.close() })
+	ctx := context.Background()
+	if _, err := l.hold(ctx, ctx, []string{"a", "b"}, func(held func() error) error { return held() }); err != nil {
+		t.Fatalf("a prompt holder: %v", err)
+	}
+	_, err = l.hold(ctx, ctx, []string{"a", "b"}, func(held func() error) error {
+		time.Sleep(500 * time.Millisecond) // past the TTL
+		return held()
+	})
+	if !errors.Is(err, errLost) {
+		t.Fatalf("a holder slower than its TTL: %v, want errLost", err)
 	}
 }
