@@ -15,7 +15,7 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // TestEveryLibraryOnce runs each library in one healthy scenario, one with a
-// stalled master and one hot key, on five real redis-server masters, with
+// stalled master and one hot key (32 contenders in 4 clients), on five real redis-server masters, with
 // short windows, and checks that the rows are sane.
 func TestEveryLibraryOnce(t *testing.T) {
 	masters := clustertest.Start(t, 5)
@@ -23,7 +23,7 @@ func TestEveryLibraryOnce(t *testing.T) {
 	cfg := Config{
 		Duration:  500 * time.Millisecond,
 		TTL:       2 * time.Second,
-		Scenarios: []string{"uncontended-16", "stall1-ctxtimeout", "hotkey-8"},
+		Scenarios: []string{"uncontended-16", "stall1-ctxtimeout", "hotkey-32x4"},
 	}
 	rows, err := Run(context.Background(), masters.Servers, cfg, nil)
 	if err != nil {
@@ -78,6 +78,9 @@ func TestEveryLibraryOnce(t *testing.T) {
 		}
 		if strings.HasPrefix(r.Scenario, "hotkey") && (r.OwnerChanges == 0 || r.OwnerChanges > r.Ops || r.ShareMax == 0) {
 			t.Errorf("%s: owner changes %d of %d acquisitions, max share %d", name, r.OwnerChanges, r.Ops, r.ShareMax)
+		}
+		if r.Scenario == "hotkey-32x4" && (r.Clients != 4 || r.ClientShareMax == 0 || r.ClientShareMin > r.ClientShareMax) {
+			t.Errorf("%s: %d clients, per-client shares %d–%d", name, r.Clients, r.ClientShareMin, r.ClientShareMax)
 		}
 	}
 	md := Markdown(rows)

@@ -32,6 +32,7 @@ var Libraries = []string{Quorumlock, QuorumlockNoFencing, Redsync, RedsyncFailFa
 type Scenario struct {
 	Name        string
 	Goroutines  int  // concurrent workers
+	Clients     int  // lockers the workers are spread over, as separate processes would be (0: one)
 	Stalled     int  // masters SIGSTOPped for the whole window (the last ones)
 	CtxTimeouts bool // go-redis clients built with ContextTimeoutEnabled
 	HotKey      bool // all workers Lock one key, hold it CriticalSection, release
@@ -51,6 +52,7 @@ var Scenarios = []Scenario{
 	{Name: "stall2-ctxtimeout", Goroutines: 16, Stalled: 2, CtxTimeouts: true},
 	{Name: "hotkey-8", Goroutines: 8, HotKey: true},
 	{Name: "hotkey-32", Goroutines: 32, HotKey: true},
+	{Name: "hotkey-32x4", Goroutines: 32, Clients: 4, HotKey: true},
 }
 
 // Config says what Run measures.

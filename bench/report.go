@@ -105,6 +105,9 @@ func Markdown(rows []Row) string {
 			if r.Starved > 0 {
 				share = fmt.Sprintf("∞ (%d starved, max %d)", r.Starved, r.ShareMax)
 			}
+			if r.Clients > 1 {
+				share += fmt.Sprintf("; per client %d–%d", r.ClientShareMin, r.ClientShareMax)
+			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n",
 				r.Scenario, r.Library, fmtRate(r.OwnerChangesPerSec), fmtRate(r.OpsPerSec),
 				fmtUS(r.AcqP50US), fmtUS(r.AcqP99US), fmtUS(r.AcqMaxUS), share, fmtCPU(r), fmtFailed(r), r.Overlaps)

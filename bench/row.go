@@ -7,6 +7,7 @@ type Row struct {
 	Scenario   string  `json:"scenario"`
 	Library    string  `json:"library"`
 	Goroutines int     `json:"goroutines"`
+	Clients    int     `json:"clients"` // lockers ("processes"), each over its own go-redis clients
 	Stalled    int     `json:"stalled_masters"`
 	GoRedis    string  `json:"go_redis"` // "defaults" or "ContextTimeoutEnabled"
 	WindowS    float64 `json:"window_s"`
@@ -41,6 +42,10 @@ type Row struct {
 	ShareMin    int     `json:"share_min,omitempty"`
 	ShareMax    int     `json:"share_max,omitempty"`
 	Starved     int     `json:"starved,omitempty"`
+	// ClientShareMin and ClientShareMax are the fewest and the most
+	// acquisitions of one client (process), when there are several.
+	ClientShareMin int `json:"client_share_min,omitempty"`
+	ClientShareMax int `json:"client_share_max,omitempty"`
 	// Overlaps counts acquisitions that found another holder inside the
 	// critical section: a mutual exclusion failure (expected 0).
 	Overlaps int `json:"overlaps"`

@@ -62,7 +62,7 @@ func Run(ctx context.Context, servers []*clustertest.Server, cfg Config, emit fu
 				return rows, err
 			}
 			r := Row{
-				Scenario: sc.Name, Library: lib, Goroutines: sc.Goroutines, Stalled: sc.Stalled,
+				Scenario: sc.Name, Library: lib, Goroutines: sc.Goroutines, Clients: max(sc.Clients, 1), Stalled: sc.Stalled,
 				GoRedis: "defaults", TTLMs: cfg.TTL.Milliseconds(),
 			}
 			if sc.CtxTimeouts {
@@ -162,28 +162,34 @@ type sample struct {
 // runOne runs lib in sc and fills r.
 func runOne(ctx context.Context, servers []*clustertest.Server, lib string, sc Scenario, cfg Config, runID string, r *Row) {
 	fail := func(err error) { r.FirstError = err.Error() }
-	rdbs := make([]*redis.Client, len(servers))
 	pids := make([]int, len(servers))
 	for i, s := range servers {
-		rdbs[i] = redis.NewClient(&redis.Options{Addr: s.Addr, ContextTimeoutEnabled: sc.CtxTimeouts})
 		pids[i] = s.PID()
 	}
-	defer func() {
-		for _, c := range rdbs {
-			_ = c.Close()
-		}
-	}()
-	lk, err := newLocker(lib, rdbs, cfg.TTL)
-	if err != nil {
-		fail(err)
-		return
-	}
-	defer func() { _ = lk.close() }()
-
+	// One locker per simulated process, each over its own go-redis clients.
+	lks := make([]locker, max(sc.Clients, 1))
 	prefix := "lockbench:" + runID + ":" + sc.Name + ":" + lib + ":"
-	if err := warmUp(ctx, lk, prefix+"warm"); err != nil {
-		fail(fmt.Errorf("warm-up: %w", err))
-		return
+	for p := range lks {
+		rdbs := make([]*redis.Client, len(servers))
+		for i, s := range servers {
+			rdbs[i] = redis.NewClient(&redis.Options{Addr: s.Addr, ContextTimeoutEnabled: sc.CtxTimeouts})
+		}
+		defer func() {
+			for _, c := range rdbs {
+				_ = c.Close()
+			}
+		}()
+		lk, err := newLocker(lib, rdbs, cfg.TTL)
+		if err != nil {
+			fail(err)
+			return
+		}
+		defer func() { _ = lk.close() }()
+		if err := warmUp(ctx, lk, prefix+"warm"+strconv.Itoa(p)); err != nil {
+			fail(fmt.Errorf("warm-up: %w", err))
+			return
+		}
+		lks[p] = lk
 	}
 
 	stalled := servers[len(servers)-sc.Stalled:]
@@ -238,13 +244,13 @@ func runOne(ctx context.Context, servers []*clustertest.Server, lib string, sc S
 				var s sample
 				if sc.HotKey {
 					var stop bool
-					s, stop = hotOp(ctx, wctx, lk, key, int64(w), &inCS, &last, &overlaps)
+					s, stop = hotOp(ctx, wctx, lks[w%len(lks)], key, int64(w), &inCS, &last, &overlaps)
 					if stop {
 						started.Add(-1)
 						break
 					}
 				} else {
-					s = uncontendedOp(ctx, lk, key)
+					s = uncontendedOp(ctx, lks[w%len(lks)], key)
 				}
 				out = append(out, s)
 			}
@@ -271,7 +277,7 @@ func runOne(ctx context.Context, servers []*clustertest.Server, lib string, sc S
 		fail(err)
 		return
 	}
-	summarize(r, sc, perWorker, start, end, started.Load(), overlaps.Load(), after.client-before.client, after.servers-before.servers)
+	summarize(r, sc, len(lks), perWorker, start, end, started.Load(), overlaps.Load(), after.client-before.client, after.servers-before.servers)
 }
 
 // warmUp opens the connections and loads the scripts: warmupOps lock+unlock
@@ -343,7 +349,7 @@ func hotOp(ctx, wctx context.Context, lk locker, key string, me int64, inCS *ato
 	return sample{end: t1, acquire: t1.Sub(t0), change: prev != me, failed: err != nil, err: err}, false
 }
 
-func summarize(r *Row, sc Scenario, perWorker [][]sample, start, end time.Time, started, overlaps int64, client, servers time.Duration) {
+func summarize(r *Row, sc Scenario, clients int, perWorker [][]sample, start, end time.Time, started, overlaps int64, client, servers time.Duration) {
 	window := end.Sub(start)
 	r.WindowS = window.Seconds()
 	var acq, pair []time.Duration
@@ -395,6 +401,13 @@ func summarize(r *Row, sc Scenario, perWorker [][]sample, start, end time.Time, 
 		}
 		if r.ShareMin > 0 {
 			r.ShareMaxMin = float64(r.ShareMax) / float64(r.ShareMin)
+		}
+		if clients > 1 {
+			per := make([]int, clients)
+			for w, n := range shares {
+				per[w%clients] += n
+			}
+			r.ClientShareMin, r.ClientShareMax = slices.Min(per), slices.Max(per)
 		}
 	}
 }
