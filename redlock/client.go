@@ -270,13 +270,15 @@ func (c *Client) detectDELEX(m *master) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.masterTimeout(0))
 	defer cancel()
 	done := make(chan []any, 1)
-	go func() { // the caller's client may ignore ctx
+	if !c.spawn(func() { // the caller's client may ignore ctx
 		v, err := m.rdb.Do(ctx, "COMMAND", "INFO", "DELEX").Slice()
 		if err != nil {
 			v = nil
 		}
 		done <- v
-	}()
+	}) {
+		return
+	}
 	select {
 	case v := <-done:
 		if len(v) == 1 {

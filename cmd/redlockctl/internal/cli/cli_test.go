@@ -145,14 +145,6 @@ func TestEveryCommandHasAnExample(t *testing.T) {
 	}
 }
 
-func TestSemIsNotAvailableYet(t *testing.T) {
-	r := invoke(t, nil, "", "sem", "acquire", "exports", "--limit", "2")
-	r.want(t, ExitFailed, "sem acquire")
-	if !strings.Contains(r.errOut, "not available yet") {
-		t.Fatalf("sem: %q", r.errOut)
-	}
-}
-
 func TestVersionJSON(t *testing.T) {
 	r := invoke(t, nil, "", "version", "-o", "json")
 	r.want(t, ExitOK, "version")

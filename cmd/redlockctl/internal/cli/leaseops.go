@@ -108,6 +108,13 @@ func extendHandle(ctx context.Context, clients []redis.UniversalClient, perMaste
 	if err := o.err("extend", h.Key); err != nil {
 		return h, o, err
 	}
+	if !time.Now().Before(h.ValidUntil) {
+		// The old validity ran out while the round was under way: the lease
+		// ended, whatever the masters said (as redlock's Extend decides).
+		// Take the renewed keys back.
+		_, _ = releaseHandle(context.WithoutCancel(ctx), clients, perMaster, h)
+		return h, o, fmt.Errorf("extend %q: %w: its validity ended at %s while extending", h.Key, redlock.ErrLockLost, h.ValidUntil.Format(time.RFC3339Nano))
+	}
 	validUntil := start.Add(ttl - drift(ttl))
 	if !time.Now().Before(validUntil) {
 		return h, o, fmt.Errorf("extend %q: %w: no validity left after %v", h.Key, redlock.ErrNoQuorum, time.Since(start))

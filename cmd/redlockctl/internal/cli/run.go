@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/quorumlock/quorumlock/cmd/redlockctl/internal/inspect"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -43,7 +44,8 @@ CMD runs). SIGINT and SIGTERM are forwarded to CMD.
 
 If the lease is lost while CMD runs (a renewal failed: the key expired, was deleted or taken,
 or a majority of masters stopped answering), CMD gets SIGTERM, then SIGKILL after --kill-grace,
-and run exits 5. Otherwise run exits with CMD's code (128+N when CMD died of signal N; 127 when
+and run exits 5. If redlockctl itself is killed, CMD is SIGKILLed too (Linux).
+Otherwise run exits with CMD's code (128+N when CMD died of signal N; 127 when
 CMD could not be found, 126 when it could not be started). When the lock cannot be taken run
 exits 3 (held by another owner) or 4 (no quorum), or --conflict-exit-code for both.`,
 		Example: `  redlockctl run --key nightly-report --ttl 30s -- ./report.sh --full
@@ -103,13 +105,14 @@ func (a *app) run(cmd *cobra.Command, f runFlags, args []string) error {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.g.timeout)
 		defer cancel()
 		if err := lease.Release(rctx); err != nil && !errors.Is(err, redlock.ErrLockLost) {
-			fmt.Fprintf(stderr, "redlockctl: run: releasing %q: %v\n", f.key, err)
+			fmt.Fprintf(stderr, "redlockctl: run: releasing %q: %s\n", f.key, inspect.Summary(err))
 			a.explain(stderr, err)
 		}
 	}
 
 	child := exec.Command(args[0], args[1:]...)
 	child.Stdin, child.Stdout, child.Stderr = a.env.Stdin, cmd.OutOrStdout(), stderr
+	child.SysProcAttr = childAttr()
 	if r, ok := a.env.Stdin.(*os.File); ok {
 		child.Stdin = r
 	}
@@ -154,6 +157,11 @@ func (a *app) run(cmd *cobra.Command, f runFlags, args []string) error {
 	go func() { exited <- child.Wait() }()
 	select {
 	case err := <-exited:
+		if lost := lease.Err(); lost != nil {
+			// The lease ended before CMD's end was seen: CMD may have run its
+			// last part without the lock. Say so rather than pass its code on.
+			return codeError{ExitLeaseLost, fmt.Errorf("run: lease lost while the command ran (it has ended): %w", lost)}
+		}
 		release()
 		return childExit(err)
 	case <-ctx.Done():

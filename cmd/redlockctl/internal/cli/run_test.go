@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -125,7 +127,7 @@ func TestRun(t *testing.T) {
 
 	t.Run("kills the child and exits 5 when the lease is deleted behind its back", func(t *testing.T) {
 		// The child ignores SIGTERM: only the SIGKILL after the grace ends it.
-		p := start(t, bin, c, "run", "--key", "job", "--ttl", "1500ms", "--kill-grace", "500ms", "--",
+		p := start(t, bin, c, "run", "--key", "job", "--ttl", "3s", "--kill-grace", "500ms", "--",
 			"sh", "-c", `trap "" TERM; exec sleep 60`)
 		waitHeld(t, c, "job")
 		for _, rc := range c.Clients(t) {
@@ -145,7 +147,7 @@ func TestRun(t *testing.T) {
 
 	t.Run("forwards SIGTERM to the child", func(t *testing.T) {
 		ready := filepath.Join(t.TempDir(), "ready")
-		p := start(t, bin, c, "run", "--key", "job", "--ttl", "2s", "--",
+		p := start(t, bin, c, "run", "--key", "job", "--ttl", "10s", "--",
 			"sh", "-c", `trap "exit 42" TERM; touch "$0"; while :; do sleep 0.05; done`, ready)
 		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 			if _, err := os.Stat(ready); err == nil {
@@ -163,6 +165,33 @@ func TestRun(t *testing.T) {
 		}
 		if v := get(t, c, "job"); v[0]+v[1]+v[2] != "" {
 			t.Fatalf("run left the lock behind: %q", v)
+		}
+	})
+
+	t.Run("the child dies with redlockctl", func(t *testing.T) {
+		if runtime.GOOS != "linux" {
+			t.Skip("parent-death signal is Linux only")
+		}
+		pidFile := filepath.Join(t.TempDir(), "pid")
+		p := start(t, bin, c, "run", "--key", "orphan", "--ttl", "10s", "--", "sh", "-c", `echo $$ > "$0"; exec sleep 60`, pidFile)
+		var pid int
+		for deadline := time.Now().Add(10 * time.Second); pid == 0; time.Sleep(10 * time.Millisecond) {
+			if b, err := os.ReadFile(pidFile); err == nil {
+				pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the child never started\n%s", p.errOut.String())
+			}
+		}
+		if err := p.cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		p.wait(t, 10*time.Second)
+		for deadline := time.Now().Add(10 * time.Second); alive(pid); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				t.Fatalf("child %d outlived a SIGKILLed redlockctl", pid)
+			}
 		}
 	})
 
@@ -201,4 +230,14 @@ func TestGoRedisLogLinesNeverReachTheTerminal(t *testing.T) {
 			t.Errorf("%v does not say that master 0 refuses connections:\n%s%s", args, p.out.String(), p.errOut.String())
 		}
 	}
+}
+
+// alive reports whether pid runs (a zombie, dead but not reaped, is not).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	return !strings.HasPrefix(rest, "Z") && !strings.HasPrefix(rest, "X")
 }
