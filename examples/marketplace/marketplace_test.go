@@ -155,3 +155,26 @@ func TestLostLeaseWritesNothing(t *testing.T) {
 		t.Fatalf("a holder slower than its TTL: %v, want errLost", err)
 	}
 }
+
+func TestConfigsRejectBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		sizes string
+		items int
+		d     time.Duration
+	}{
+		{"1x", 10, time.Second},
+		{"0x1", 10, time.Second},
+		{"1x65", 10, time.Second},
+		{"axb", 10, time.Second},
+		{"1x1", 0, time.Second},
+		{"1x1", 10, 0},
+	} {
+		if _, err := configs(tc.sizes, tc.d, tc.items, time.Second); err == nil {
+			t.Errorf("configs(%q, %v, %d) accepted", tc.sizes, tc.d, tc.items)
+		}
+	}
+	cfgs, err := configs("1x1,5x5", time.Second, 10, time.Second)
+	if err != nil || len(cfgs) != 10 {
+		t.Fatalf("configs(1x1,5x5) = %d rows, %v; want 10 (watch, coarse and fine on 1 and 5 masters, twice)", len(cfgs), err)
+	}
+}
