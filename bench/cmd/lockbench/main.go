@@ -5,7 +5,9 @@
 //	cd bench && go run ./cmd/lockbench [--duration 2s] [--quick] [--json FILE]
 //
 // It prints a progress line per scenario and library on stderr and a
-// markdown table on stdout; --json writes one JSON line per result.
+// markdown table on stdout; --json writes one JSON line per result;
+// --cpuprofile a CPU profile (e.g. --libraries quorumlock --scenarios
+// uncontended-64 --cpuprofile /tmp/cpu.out, then go tool pprof).
 package main
 
 import (
@@ -14,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -39,6 +42,7 @@ func run() error {
 		ttl       = flag.Duration("ttl", 10*time.Second, "TTL of every lock")
 		maxOps    = flag.Int("max-ops", 2_000_000, "end a window early after this many operations")
 		masters   = flag.Int("masters", 5, "redis-server masters to start")
+		cpuprof   = flag.String("cpuprofile", "", "write a CPU profile of the measured runs to this file (narrow it with --libraries and --scenarios)")
 	)
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -77,6 +81,17 @@ func run() error {
 		return err
 	}
 	defer c.Close()
+	if *cpuprof != "" {
+		f, err := os.Create(*cpuprof)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	start := time.Now()
 	rows, err := bench.Run(ctx, c.Servers, cfg, emit)
 	fmt.Print(bench.Markdown(rows))
