@@ -22,7 +22,7 @@ func TestEveryLibraryOnce(t *testing.T) {
 	defer masters.ResumeAll()
 	cfg := Config{
 		Duration:  500 * time.Millisecond,
-		TTL:       2 * time.Second,
+		TTL:       5 * time.Second, // redsync's per-master timeout is 5 % of it
 		Scenarios: []string{"uncontended-16", "stall1-ctxtimeout", "hotkey-32x4"},
 	}
 	rows, err := Run(context.Background(), masters.Servers, cfg, nil)
@@ -57,10 +57,16 @@ func TestEveryLibraryOnce(t *testing.T) {
 		// redsync without FailFast waits for every master, the stalled one
 		// included, on every lock and unlock: it may finish nothing in a
 		// short window. Everything else must make progress without errors.
-		// With FailFast it waits for a majority, but its per-master timeout
-		// (5% of the TTL) can expire on a healthy master of a loaded machine.
+		// Either redsync can miss its per-master timeout (5 % of the TTL) on
+		// a healthy master of a loaded machine, and the failed attempt
+		// leaves its key on the masters that answered late: the worker's
+		// next tries find it "already taken" until the TTL ends.
 		mayStall := r.Library == Redsync && r.Stalled > 0
-		mayFail := (r.Library == Redsync || r.Library == RedsyncFailFast) && r.Stalled > 0
+		mayFail := (r.Library == Redsync || r.Library == RedsyncFailFast) &&
+			(r.Stalled > 0 || strings.Contains(r.FirstError, "deadline exceeded") || strings.Contains(r.FirstError, "already taken"))
+		if mayFail && r.Failed > 0 {
+			t.Logf("%s: %d failed (%s)", name, r.Failed, r.FirstError)
+		}
 		if r.Ops == 0 && !mayStall {
 			t.Errorf("%s: no operations (first error %q)", name, r.FirstError)
 		}
