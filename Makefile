@@ -5,7 +5,7 @@ GO ?= go
 # PostgreSQL server, and spin for the Promela model (gcc compiles its verifier).
 DEBS := redis-server postgresql spin gcc
 
-.PHONY: all demo test deps vet fmt-check bench image compose-up compose-down
+.PHONY: all demo test deps vet fmt-check bench bench-peers image compose-up compose-down
 
 all: test
 
@@ -40,6 +40,10 @@ fmt-check:
 ## bench: lock+unlock and hot-key benchmarks on five real redis-server masters
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 3s ./redlock/
+
+## bench-peers: quorumlock beside redsync, redislock and a raw SET NX floor (bench/, its own module)
+bench-peers: deps
+	cd bench && $(GO) run ./cmd/lockbench $(BENCH_FLAGS)
 
 ## image: the local Redis image (FROM scratch, Debian's redis-server) for docker-compose
 image: deps
