@@ -14,8 +14,10 @@ demo:
 	$(GO) run ./cmd/redlockctl demo
 
 ## test: install what the tests need, then vet, format check, and every test with -race
+## (the root module, then the bench/ module beside redsync and redislock)
 test: deps vet fmt-check
 	$(GO) test -race -p 1 -count=1 -timeout 30m ./...
+	cd bench && $(GO) vet ./... && $(GO) test -race -p 1 -count=1 -timeout 10m ./...
 
 ## deps: install the Debian packages the tests need (as root, when missing)
 deps:
