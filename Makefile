@@ -5,7 +5,7 @@ GO ?= go
 # PostgreSQL server, and spin for the Promela model (gcc compiles its verifier).
 DEBS := redis-server postgresql spin gcc
 
-.PHONY: all demo test deps vet fmt-check bench image compose-up compose-down
+.PHONY: all demo test deps vet fmt-check bench fuzz image compose-up compose-down
 
 all: test
 
@@ -40,6 +40,17 @@ fmt-check:
 ## bench: lock+unlock and hot-key benchmarks on five real redis-server masters
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 3s ./redlock/
+
+## fuzz: run each fuzz target for FUZZTIME (default 5s); inputs that fail are
+## written under the package's testdata/fuzz and replayed by `make test`
+FUZZTIME ?= 5s
+FUZZ_TARGETS := ./cluster:FuzzDialURL ./cluster:FuzzMastersList ./redlock:FuzzKey \
+	./fencing:FuzzParseToken ./fencing/fencinghttp:FuzzMiddleware
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  pkg=$${t%%:*}; name=$${t##*:}; echo "fuzz $$name ($$pkg, $(FUZZTIME))"; \
+	  $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	done
 
 ## image: the local Redis image (FROM scratch, Debian's redis-server) for docker-compose
 image: deps
