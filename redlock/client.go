@@ -26,6 +26,7 @@ type Client struct {
 	longestTTL atomic.Int64 // nanoseconds; the longest TTL used so far
 
 	cleaners []*cleaner // one per master
+	tokens   *tokenCache
 	queues   *fifoQueues
 	notifier *notifier
 
@@ -76,6 +77,7 @@ func New(masters []redis.UniversalClient, opts ...Option) (*Client, error) {
 	c := &Client{
 		cfg:     cfg,
 		quorum:  len(masters)/2 + 1,
+		tokens:  newTokenCache(),
 		queues:  newFIFOQueues(),
 		closing: make(chan struct{}),
 	}
@@ -270,13 +272,15 @@ func (c *Client) detectDELEX(m *master) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.masterTimeout(0))
 	defer cancel()
 	done := make(chan []any, 1)
-	go func() { // the caller's client may ignore ctx
+	if !c.spawn(func() { // the caller's client may ignore ctx
 		v, err := m.rdb.Do(ctx, "COMMAND", "INFO", "DELEX").Slice()
 		if err != nil {
 			v = nil
 		}
 		done <- v
-	}()
+	}) {
+		return
+	}
 	select {
 	case v := <-done:
 		if len(v) == 1 {

@@ -203,3 +203,24 @@ func ExampleClient_Health() {
 	// master 3 young: true votes from later: true
 	// master 4 young: true votes from later: true
 }
+
+// A buy needs the item and the buyer's funds: LockAll takes both, in one
+// global order, all or nothing, so two buyers never deadlock.
+func ExampleClient_LockAll() {
+	masters, stop := fiveMasters()
+	defer stop()
+	locks, err := redlock.New(masters)
+	if err != nil {
+		panic(err)
+	}
+	defer locks.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	lease, err := locks.LockAll(ctx, []string{"market:item:42", "funds:alice"}, 5*time.Second)
+	if err != nil {
+		panic(err)
+	}
+	defer lease.Release(ctx)
+	fmt.Println(lease.Keys(), lease.Tokens())
+	// Output: [funds:alice market:item:42] map[funds:alice:1 market:item:42:1]
+}

@@ -25,6 +25,11 @@ import (
 // matching ErrNoQuorum when too few masters answered; ErrClosed after the
 // Client's Close.
 func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
+	return l.extend(ctx, ttl, false)
+}
+
+// extend is Extend; auto says a renewal of WithAutoExtend made the call.
+func (l *Lease) extend(ctx context.Context, ttl time.Duration, auto bool) (err error) {
 	if l == nil {
 		return invalid("nil lease")
 	}
@@ -35,12 +40,17 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 	if err := c.checkTTL(ttl); err != nil {
 		return err
 	}
+	if l.parts != nil {
+		return l.multiExtend(ctx, ttl)
+	}
 	l.opMu.Lock()
 	defer l.opMu.Unlock()
+	start := c.cfg.clock.Now()
+	granted, masters := 0, []MasterResult(nil)
+	defer func() { l.observeLeaseOp(ctx, OpExtend, start, auto, granted, masters, err) }()
 	if c.closed() {
 		return fmt.Errorf("extend %q: %w", l.key, ErrClosed)
 	}
-	start := c.cfg.clock.Now()
 	if ended := l.held(start); ended != nil {
 		return &Error{Op: "extend", Key: l.key, Kind: ErrLockLost, Quorum: c.quorum, Cause: ended}
 	}
@@ -63,6 +73,9 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 		MayVote: len(c.masters), Cause: cause, Masters: r.errs}
 	if cause == nil {
 		e.Masters = append(e.Masters, r.silence()...)
+	}
+	if c.observing() {
+		granted, masters = e.Granted, r.results(e.Masters)
 	}
 	newDeadline := c.deadline(start, ttl)
 	if d == held && c.cfg.clock.Now().Before(newDeadline) {

@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -18,6 +19,7 @@ type Lease struct {
 	value string // the secret: never logged
 	token fencing.Token
 	acq   []*call[grant] // the winning attempt's SETs by master, for their late answers
+	parts []*Lease       // a lease of several keys (LockAll): one lease per key; nil otherwise
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -58,7 +60,8 @@ func (c *Client) newLease(key, value string, ttl time.Duration, token fencing.To
 // errClosedLease ends the leases of a closed Client.
 var errClosedLease = fmt.Errorf("%w: the lease ended with its Client", ErrClosed)
 
-// Key returns the locked key.
+// Key returns the locked key (the first, for a lease of several keys: see
+// Keys).
 func (l *Lease) Key() string {
 	if l == nil {
 		return ""
@@ -68,7 +71,8 @@ func (l *Lease) Key() string {
 
 // Token returns the lease's fencing token: strictly greater than the token of
 // every lease of the same key that ended before this one was acquired. It is
-// zero when the Client was built WithFencing(false). Extend keeps it.
+// zero when the Client was built WithFencing(false). Extend keeps it. For a
+// lease of several keys it is the first key's token: see Tokens.
 func (l *Lease) Token() fencing.Token {
 	if l == nil {
 		return 0
@@ -81,6 +85,9 @@ func (l *Lease) TTL() time.Duration {
 	if l == nil {
 		return 0
 	}
+	if l.parts != nil {
+		return l.parts[0].TTL()
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.ttl
@@ -91,6 +98,9 @@ func (l *Lease) TTL() time.Duration {
 func (l *Lease) ValidUntil() time.Time {
 	if l == nil {
 		return time.Time{}
+	}
+	if l.parts != nil {
+		return l.multiValidUntil()
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -128,6 +138,9 @@ func (l *Lease) Context() context.Context {
 func (l *Lease) Err() error {
 	if l == nil {
 		return invalid("nil lease")
+	}
+	if l.parts != nil {
+		return l.multiHeld()
 	}
 	return l.held(l.c.cfg.clock.Now())
 }
@@ -167,14 +180,20 @@ func (l *Lease) signalChange() {
 	}
 }
 
-// end marks the lease ended with cause, once.
+// end marks the lease ended with cause, once; a lease that ends lost is
+// reported to the Observer.
 func (l *Lease) end(cause error) {
 	l.mu.Lock()
-	if l.ended == nil {
+	first := l.ended == nil
+	if first {
 		l.ended = cause
 	}
+	validUntil := l.validUntil
 	l.mu.Unlock()
 	l.cancel(cause)
+	if first && l.parts == nil && errors.Is(cause, ErrLockLost) {
+		l.observeLost(cause, validUntil)
+	}
 }
 
 // held reports whether the lease is held at now, ending it if its validity
@@ -229,7 +248,7 @@ func (l *Lease) watch(interval time.Duration) {
 			// renewal is under way, or the lease would look held past ValidUntil.
 			renewC = nil
 			renewed = make(chan error, 1)
-			if !l.c.spawn(func() { renewed <- l.Extend(l.ctx, l.TTL()) }) {
+			if !l.c.spawn(func() { renewed <- l.extend(l.ctx, l.TTL(), true) }) {
 				renewed <- ErrClosed
 			}
 		case err := <-renewed:

@@ -20,7 +20,7 @@ import (
 // Errors: as TryLock; when ctx ends, the *Error matches ctx's error and the
 // last attempt's failure; ErrClosed when the Client is closed while the call
 // waits (no attempt starts after Close).
-func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration, opts ...LockOption) (*Lease, error) {
+func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration, opts ...LockOption) (lease *Lease, err error) {
 	lc, err := c.prepare(ctx, key, ttl, opts)
 	if err != nil {
 		return nil, err
@@ -40,10 +40,16 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration, opts .
 
 	b := c.cfg.newBackOff()
 	b.Reset()
+	start := c.cfg.clock.Now()
+	attempts := 0
+	var info attemptInfo
+	defer func() { c.observeAcquire(ctx, key, start, attempts, info, lease, err) }()
 	for {
 		woken := wake() // taken before the attempt: a release during it is not missed
 		began := c.cfg.clock.Now()
-		lease, err := c.attempt(ctx, key, ttl, lc)
+		attempts++
+		info = attemptInfo{}
+		lease, err = c.attempt(ctx, key, ttl, lc, &info)
 		if err == nil {
 			return lease, nil
 		}

@@ -29,6 +29,9 @@ type health struct {
 	probing   bool
 	lastProbe time.Time
 	syncing   bool
+	// reported is what the Observer was last told: 0 nothing yet, 1 the
+	// master votes, 2 it does not.
+	reported int
 }
 
 // MasterHealth is one master as the Client sees it (see Client.Health).
@@ -127,6 +130,7 @@ func (c *Client) electorate(ctx context.Context) electorate {
 // quarantine, waiting for those at most the per-master timeout.
 func (c *Client) refresh(ctx context.Context) {
 	now := c.cfg.clock.Now()
+	defer c.reportQuarantine()
 	var wg sync.WaitGroup
 	for i, m := range c.masters {
 		m.mu.Lock()
@@ -224,6 +228,33 @@ func (c *Client) probeMaster(ctx context.Context, i int) {
 	}
 }
 
+// reportQuarantine tells the Observer which reachable masters started or
+// stopped counting by themselves since it was last told (a master's first
+// verdict is news when it does not vote). Called after every refresh, so a
+// time quarantine that ended between two operations is reported at the
+// next one.
+func (c *Client) reportQuarantine() {
+	now := c.cfg.clock.Now()
+	longest := c.longest()
+	for _, m := range c.masters {
+		m.mu.Lock()
+		v := m.health.state.Verdict(now, longest)
+		news := false
+		if v.Kind != probe.Unreachable && v.Kind != probe.NotProbed {
+			state := 2
+			if v.Votes() {
+				state = 1
+			}
+			news = state != m.health.reported && (m.health.reported != 0 || state == 2)
+			m.health.reported = state
+		}
+		m.mu.Unlock()
+		if news {
+			c.observeQuarantine(m, v) // outside m.mu: an Observer may call Health
+		}
+	}
+}
+
 // bootstrapIfFresh marks every master of a fresh cluster at once: when every
 // master answered its probe and none carries an epoch marker, nobody has
 // locked on it with quarantine, so no token was ever written back and there
@@ -281,16 +312,25 @@ func (c *Client) acceptEpoch(i int, epoch string) bool {
 	}
 	m := c.masters[i]
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	h := &m.health
 	switch trusted := h.state.Epoch; {
 	case trusted != "" && epoch == trusted:
+		m.mu.Unlock()
 		return true
 	case trusted == "":
+		m.mu.Unlock()
 		return false
 	}
-	h.state = h.state.EpochChanged(c.cfg.clock.Now())
+	now := c.cfg.clock.Now()
+	h.state = h.state.EpochChanged(now)
 	h.lastProbe = time.Time{} // probe again before the next vote
+	v := h.state.Verdict(now, c.longest())
+	news := h.reported != 2
+	h.reported = 2
+	m.mu.Unlock()
+	if news {
+		c.observeQuarantine(m, v)
+	}
 	c.cfg.logger.Warn("redlock: master lost its data; quarantined", "master", m.addr, "for", c.longest())
 	return false
 }

@@ -80,6 +80,38 @@ func TestFreshMastersLockAtOnce(t *testing.T) {
 	}
 }
 
+// A fresh cluster with one master down cannot be bootstrapped: the down
+// master might carry a marker, and then the others lost their data. The
+// others are quarantined as masters that lost their data; once every master
+// answers, a round they all grant still locks at once.
+func TestFreshClusterWithAMasterDownIsNotBootstrapped(t *testing.T) {
+	r := newRig(t, 5)
+	c, err := New(r.clients, WithQuarantine(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	pause(t, r, 4)
+	_, err = c.TryLock(ctx, "k", time.Second)
+	if !errors.Is(err, ErrNoQuorum) || !errors.Is(err, ErrDataLost) {
+		t.Fatalf("TryLock on a fresh cluster with a master down: %v; want ErrNoQuorum with ErrDataLost", err)
+	}
+	if n, _ := r.clients[0].Exists(ctx, EpochKey).Result(); n != 0 {
+		t.Fatal("a marker was set although one master did not answer")
+	}
+	resume(t, r, 4)
+	time.Sleep(probeInterval) // the paused master is probed again at the next operation
+	eventually(t, 10*time.Second, "every master answers and grants", func() bool {
+		l, err := c.TryLock(ctx, "k", time.Second)
+		if err != nil {
+			return false
+		}
+		_ = l.Release(ctx)
+		return true
+	})
+}
+
 // The call that first uses a longer TTL is judged by it: masters older than
 // the short TTL but younger than the new one stop counting by themselves.
 func TestLongerTTLAppliesFromTheCallThatUsesIt(t *testing.T) {
@@ -112,7 +144,7 @@ func TestLongerTTLAppliesFromTheCallThatUsesIt(t *testing.T) {
 // {0,3,4} while A's lease is valid. Plain Redlock (WithoutQuarantine) does,
 // which shows the test can fail.
 func TestFirstContactClientRefusesMasterThatLostItsData(t *testing.T) {
-	for _, loss := range []string{"flushall", "empty durable replacement"} {
+	for _, loss := range []string{"flushall", "empty durable replacement", "two masters flushed"} {
 		t.Run(loss, func(t *testing.T) {
 			ctx := context.Background()
 			r := &rig{Cluster: clustertest.Start(t, 5, clustertest.AOFAlways)}
@@ -134,6 +166,12 @@ func TestFirstContactClientRefusesMasterThatLostItsData(t *testing.T) {
 			case "flushall":
 				if err := r.clients[0].FlushAll(ctx).Err(); err != nil {
 					t.Fatal(err)
+				}
+			case "two masters flushed": // q − 1 losses: master 2 still has A's key
+				for _, i := range []int{0, 1} {
+					if err := r.clients[i].FlushAll(ctx).Err(); err != nil {
+						t.Fatal(err)
+					}
 				}
 			default:
 				s := r.Servers[0]
@@ -373,5 +411,18 @@ func TestRestartWithAOFEverySecIsQuarantined(t *testing.T) {
 	// counters (uptime is whole seconds: under load the first may be over).
 	if h := c.Health()[0]; !errors.Is(h.Err, ErrRestarted) && !errors.Is(h.Err, ErrRaisingCounters) {
 		t.Fatalf("Health of the restarted master: %+v; want quarantined for its restart", h)
+	}
+	// A client meeting the masters only now sees the same: the master's
+	// synced run_id is its previous process's.
+	fresh, err := New(r.clients, WithQuarantine(ttl))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	if _, err := fresh.TryLock(ctx, "res", ttl); !errors.Is(err, ErrNoQuorum) {
+		t.Fatalf("first-contact TryLock needing the restarted master: %v; want ErrNoQuorum", err)
+	}
+	if h := fresh.Health()[0]; !errors.Is(h.Err, ErrRestarted) && !errors.Is(h.Err, ErrRaisingCounters) {
+		t.Fatalf("first-contact Health of the restarted master: %+v; want quarantined for its restart", h)
 	}
 }

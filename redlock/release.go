@@ -30,12 +30,15 @@ import (
 // by their TTL); an error matching ErrReleased when called twice;
 // ErrInvalidArgument for a nil lease or context; ErrClosed after the
 // Client's Close.
-func (l *Lease) Release(ctx context.Context) error {
+func (l *Lease) Release(ctx context.Context) (err error) {
 	if l == nil {
 		return invalid("nil lease")
 	}
 	if err := checkCtx(ctx); err != nil {
 		return err
+	}
+	if l.parts != nil {
+		return l.multiRelease(ctx)
 	}
 	l.opMu.Lock()
 	defer l.opMu.Unlock()
@@ -43,6 +46,9 @@ func (l *Lease) Release(ctx context.Context) error {
 		return fmt.Errorf("release %q: %w", l.key, ErrReleased)
 	}
 	l.released = true
+	start := l.c.cfg.clock.Now()
+	granted, masters := 0, []MasterResult(nil)
+	defer func() { l.observeLeaseOp(ctx, OpRelease, start, false, granted, masters, err) }()
 	if l.c.closed() {
 		l.end(ErrClosed)
 		return fmt.Errorf("release %q: %w", l.key, ErrClosed)
@@ -51,6 +57,9 @@ func (l *Lease) Release(ctx context.Context) error {
 	r, d, cause := l.c.releaseAll(ctx, l.key, l.value, l.TTL(), l.acq)
 	e := &Error{Op: "release", Key: l.key, Granted: r.count(yes), Quorum: l.c.quorum, Answered: r.answered(),
 		MayVote: len(l.c.masters), Cause: cause, Masters: append(r.errs, r.silence()...)}
+	if l.c.observing() {
+		granted, masters = e.Granted, r.results(e.Masters)
+	}
 	switch {
 	case lostErr != nil:
 		e.Kind, e.Cause = ErrLockLost, lostErr

@@ -19,8 +19,9 @@ type reply[T any] struct {
 // closed, however late: a failed attempt's cleanup keeps only the calls it
 // needs, not the round.
 type call[T any] struct {
-	done chan struct{}
-	rep  reply[T] // set before done is closed
+	done    chan struct{}
+	rep     reply[T]      // set before done is closed
+	latency time.Duration // from the round's start to the answer, set before done is closed
 }
 
 // result returns the answer, and false while there is none.
@@ -47,6 +48,7 @@ type round[T any] struct {
 	errs    []error    // per-master errors, in the order they came
 	replies chan int   // index of a master whose call is done
 	timer   Timer
+	start   time.Time
 	expired bool // the per-master timeout passed before the decision
 }
 
@@ -64,6 +66,7 @@ func startRound[T any](ctx context.Context, c *Client, idx []int, timeout time.D
 		suspect: make([]bool, n),
 		replies: make(chan int, len(idx)),
 		timer:   c.cfg.clock.NewTimer(timeout),
+		start:   c.cfg.clock.Now(),
 	}
 	for i := range r.out {
 		r.out[i] = unsent
@@ -78,7 +81,7 @@ func startRound[T any](ctx context.Context, c *Client, idx []int, timeout time.D
 			r.out[i], r.suspect[i] = silent, true
 		}
 		finish := func(rep reply[T]) {
-			cl.rep = rep
+			cl.rep, cl.latency = rep, c.cfg.clock.Now().Sub(r.start)
 			close(cl.done)
 			r.replies <- i
 		}
@@ -203,6 +206,22 @@ func (r *round[T]) silence() []error {
 		}
 	}
 	return errs
+}
+
+// results is each master's part of the round for an Observer: its latency
+// when it answered, and its error (from errs, which holds MasterErrors) when
+// it did not agree.
+func (r *round[T]) results(errs []error) []MasterResult {
+	out := r.c.masterResults(errs)
+	for i, cl := range r.calls {
+		if cl == nil {
+			continue
+		}
+		if _, ok := cl.result(); ok {
+			out[i].Latency = cl.latency
+		}
+	}
+	return out
 }
 
 // answered counts the masters that answered (yes, no or an error reply).

@@ -295,3 +295,15 @@ func (s *Server) Client(t testing.TB, opts ...func(*redis.Options)) *redis.Clien
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
+
+// PID returns the process id of the running redis-server (paused counts as
+// running), or 0 when it is not running. Benchmarks read its CPU time from
+// /proc/<pid>/stat.
+func (s *Server) PID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
