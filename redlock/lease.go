@@ -190,10 +190,10 @@ func (l *Lease) end(cause error) {
 	}
 	validUntil := l.validUntil
 	l.mu.Unlock()
-	l.cancel(cause)
 	if first && l.parts == nil && errors.Is(cause, ErrLockLost) {
-		l.observeLost(cause, validUntil)
+		l.observeLost(cause, validUntil) // before Done closes: whoever waits on Done finds the event
 	}
+	l.cancel(cause)
 }
 
 // held reports whether the lease is held at now, ending it if its validity
