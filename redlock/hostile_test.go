@@ -372,6 +372,9 @@ func TestHostileKeyDeletedByHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// TryLock returns once a majority granted: wait for the third SET, or
+	// it could land after the DELs below.
+	eventually(t, 5*time.Second, "key on every master", func() bool { return countNonEmpty(r.values(t, "byhand")) == 3 })
 	r.admin(t, 0, "DEL", "byhand")
 	r.admin(t, 1, "DEL", "byhand")
 	if err := lease.Extend(ctx, 5*time.Second); !errors.Is(err, ErrLockLost) || !errors.Is(err, ErrKeyAbsent) {
@@ -389,6 +392,7 @@ func TestHostileKeyDeletedByHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	eventually(t, 5*time.Second, "key on every master", func() bool { return countNonEmpty(r.values(t, "byhand:auto")) == 3 })
 	r.admin(t, 0, "SET", "byhand:auto", "someone else")
 	r.admin(t, 1, "SET", "byhand:auto", "someone else")
 	select {

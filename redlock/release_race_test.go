@@ -18,7 +18,7 @@ func TestReleaseRightAfterLockLeavesNoKey(t *testing.T) {
 	ms, cs := miniMasters(t, 3)
 	c := miniClient(t, cs)
 	ctx := context.Background()
-	const n = 1000
+	const n = 600
 	for k := range n {
 		lease, err := c.TryLock(ctx, fmt.Sprintf("race:%d", k), time.Minute)
 		if err != nil {
