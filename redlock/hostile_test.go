@@ -410,3 +410,36 @@ func TestHostileKeyDeletedByHand(t *testing.T) {
 		t.Errorf("the other owner's keys were touched: %q", got)
 	}
 }
+
+// WRONGPASS at login: go-redis returns it from a pipeline's Exec without
+// stamping it on the commands; calls that went out through the batcher
+// must still say WRONGPASS, not "unexpected type".
+func TestHostileWrongPasswordEveryPath(t *testing.T) {
+	r := newRig(t, 3)
+	ctx := context.Background()
+	users := make([]redis.UniversalClient, 3)
+	for i, s := range r.Servers {
+		r.admin(t, i, "ACL", "SETUSER", "locker", "reset", "on", ">right", "~*", "&*", "+@all")
+		users[i] = s.Client(t, func(o *redis.Options) { o.Username, o.Password, o.MaxRetries = "locker", "wrong", -1 })
+	}
+	c, err := New(users, WithoutQuarantine())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const n = 32 // concurrent: most calls queue and go out as pipelines
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for k := range n {
+		wg.Go(func() { _, errs[k] = c.TryLock(ctx, fmt.Sprintf("wp:%d", k), time.Second) })
+	}
+	wg.Wait()
+	for k, err := range errs {
+		if !errors.Is(err, ErrNoQuorum) || !errors.Is(err, ErrReplyError) || !strings.Contains(err.Error(), "WRONGPASS") {
+			t.Errorf("attempt %d with a wrong password: %v; want ErrNoQuorum with WRONGPASS error replies", k, err)
+		}
+	}
+	for k := range n {
+		noKeyLeft(t, r, fmt.Sprintf("wp:%d", k))
+	}
+}
