@@ -12,6 +12,8 @@ import (
 	"github.com/hashicorp/go-multierror"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/quorumlock/quorumlock/internal/probe"
 )
 
 // EnvMasters is the environment variable FromEnv reads: a comma-separated
@@ -143,7 +145,11 @@ func Dial(ctx context.Context, urls []string, opts ...Option) (*Cluster, error) 
 		var errs *multierror.Error
 		for i, rc := range c.clients {
 			if err := rc.Ping(ctx).Err(); err != nil {
-				errs = multierror.Append(errs, fmt.Errorf("master %d (%s): %w", i, c.urls[i], err))
+				hint := ""
+				if rc.Options().TLSConfig != nil && probe.Cause(err) == "timeout" {
+					hint = " (no answer to the TLS handshake: does this port speak TLS?)"
+				}
+				errs = multierror.Append(errs, fmt.Errorf("master %d (%s): %w%s", i, c.urls[i], err, hint))
 			}
 		}
 		if errs != nil {
