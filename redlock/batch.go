@@ -94,7 +94,7 @@ func (b *batcher) work() {
 	batch := make([]*queued, 0, maxBatch)
 	for {
 		select {
-		case <-b.c.closing:
+		case <-b.c.closing():
 			b.drain()
 			return
 		case q := <-b.queue:
