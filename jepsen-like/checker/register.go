@@ -189,4 +189,3 @@ func staleWrites(ops []regOp) (Result, bool) {
 	}
 	return Result{}, false
 }
-

@@ -39,7 +39,7 @@ type Event struct {
 	// Index is the event's position in the history, from 0, increasing.
 	Index int `json:"index"`
 	// Process is the client process (>= 0), or NemesisProcess.
-	Process int `json:"process"`
+	Process int  `json:"process"`
 	Type    Type `json:"type"`
 	F       F    `json:"f"`
 	// Key is the lock key or register name; for the nemesis, the target of

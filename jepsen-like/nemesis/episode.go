@@ -1,0 +1,95 @@
+package nemesis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/quorumlock/quorumlock/jepsen-like/backend"
+	"github.com/quorumlock/quorumlock/jepsen-like/generator"
+)
+
+// episode runs a targeted data fault (see package generator): confine every
+// client to st.Majority, wait for a holder and make it linger, lift the
+// confinement, hit master st.Masters[0], replace the other clients with
+// fresh ones, and wait for the hold to end.
+func (n *Nemesis) episode(ctx, heal context.Context, st generator.Step) (err error) {
+	masters := n.env.Backend().Masters()
+	i := st.Masters[0]
+	m := masters[i]
+	var outside []int
+	for j := range masters {
+		if !slices.Contains(st.Majority, j) {
+			outside = append(outside, j)
+		}
+	}
+	if st.Fault == generator.Failover {
+		// The replica syncs now and lags from here on: the next hold is not on it.
+		if err := m.DetachReplica(ctx); err != nil {
+			return err
+		}
+	}
+	n.rec.Nemesis(names("c", allSlots(n.slots))+"-/-"+names("m", outside), "confine start")
+	for s := range n.slots {
+		n.env.SetCut(s, outside, true)
+	}
+	wctx, cancel := context.WithTimeout(ctx, st.Hold)
+	slot, ended, ok := n.env.AwaitHold(wctx, Linger)
+	cancel()
+	for s := range n.slots {
+		n.env.SetCut(s, outside, false)
+	}
+	n.rec.Nemesis(names("c", allSlots(n.slots))+"-/-"+names("m", outside), "confine stop")
+	if !ok {
+		n.rec.Nemesis(m.Name(), st.Fault+" skipped (no hold)")
+		return nil
+	}
+	target := m.Name()
+	n.rec.Nemesis(target, st.Fault+" start")
+	n.counts[st.Fault]++
+	var after func() error // heals the fault at its stop
+	switch st.Fault {
+	case generator.Restart:
+		err = errors.Join(m.Kill(ctx), m.Start(heal, backend.NoPersistence))
+	case generator.RestartAOF:
+		err = errors.Join(m.Kill(ctx), m.Start(heal, backend.AOFAlways))
+	case generator.RestartDelayed:
+		err = m.Kill(ctx)
+		after = func() error { return m.Start(heal, backend.NoPersistence) }
+	case generator.Flush:
+		err = m.Flush(ctx)
+	case generator.Failover:
+		err = m.Failover(ctx)
+		n.env.ResetMaster(i)
+	case generator.ClockJump:
+		target += " +" + st.Delay.String()
+		err = m.SetClockOffset(ctx, st.Delay)
+		after = func() error { return m.SetClockOffset(heal, 0) }
+	default:
+		return fmt.Errorf("unknown episode %q", st.Fault)
+	}
+	n.env.Rejoin(slot)
+	select {
+	case <-ended:
+	case <-ctx.Done():
+	}
+	if st.Fault == generator.RestartDelayed {
+		// down past the longest TTL in use before it starts empty
+		sleep(ctx, time.Until(time.Now().Add(st.Hold/3)))
+	}
+	if after != nil {
+		err = errors.Join(err, after())
+	}
+	n.rec.Nemesis(target, st.Fault+" stop")
+	return err
+}
+
+func allSlots(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}

@@ -1,0 +1,117 @@
+package suite
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/quorumlock/quorumlock/jepsen-like/backend"
+	"github.com/quorumlock/quorumlock/jepsen-like/history"
+	"github.com/quorumlock/quorumlock/jepsen-like/nemesis"
+	"github.com/quorumlock/quorumlock/jepsen-like/netproxy"
+)
+
+// slot is one client position: its proxies (one per master) outlive the
+// processes that come and go in it.
+type slot struct {
+	proxies []*netproxy.Proxy
+
+	mu     sync.Mutex
+	cut    map[int]int // master → number of faults cutting it
+	leave  context.CancelFunc
+	joined int // processes so far
+}
+
+// env implements nemesis.Env for a run.
+type env struct {
+	b     backend.Backend
+	rec   *history.Recorder
+	slots []*slot
+
+	mu     sync.Mutex
+	waiter *holdWaiter
+}
+
+type holdWaiter struct {
+	since int64 // only acquisitions invoked after this count
+	mode  nemesis.HoldMode
+	got   chan int
+	ended chan struct{}
+}
+
+var _ nemesis.Env = (*env)(nil)
+
+func (e *env) Backend() backend.Backend { return e.b }
+
+func (e *env) SetCut(s int, masters []int, blocked bool) {
+	sl := e.slots[s]
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	for _, m := range masters {
+		if blocked {
+			sl.cut[m]++
+		} else if sl.cut[m] > 0 {
+			sl.cut[m]--
+		}
+		sl.proxies[m].SetBlocked(sl.cut[m] > 0)
+	}
+}
+
+func (e *env) SetReplyDelay(s int, masters []int, d time.Duration) {
+	for _, m := range masters {
+		e.slots[s].proxies[m].SetReplyDelay(d)
+	}
+}
+
+func (e *env) ResetMaster(i int) {
+	for _, sl := range e.slots {
+		sl.proxies[i].Reset()
+	}
+}
+
+func (e *env) AwaitHold(ctx context.Context, mode nemesis.HoldMode) (int, <-chan struct{}, bool) {
+	w := &holdWaiter{since: e.rec.Now(), mode: mode, got: make(chan int, 1), ended: make(chan struct{})}
+	e.mu.Lock()
+	e.waiter = w
+	e.mu.Unlock()
+	select {
+	case s := <-w.got:
+		return s, w.ended, true
+	case <-ctx.Done():
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if e.waiter == w {
+			e.waiter = nil
+			return 0, nil, false
+		}
+		// taken at the last moment
+		return <-w.got, w.ended, true
+	}
+}
+
+// OnHold hands the hold to a waiting nemesis, if any.
+func (e *env) OnHold(s int, invokedNS int64) (nemesis.HoldMode, bool, func()) {
+	e.mu.Lock()
+	w := e.waiter
+	if w == nil || invokedNS <= w.since {
+		e.mu.Unlock()
+		return 0, false, func() {}
+	}
+	e.waiter = nil
+	e.mu.Unlock()
+	w.got <- s
+	return w.mode, true, func() { close(w.ended) }
+}
+
+func (e *env) Rejoin(except int) {
+	for i, sl := range e.slots {
+		if i == except {
+			continue
+		}
+		sl.mu.Lock()
+		if sl.leave != nil {
+			sl.leave()
+		}
+		sl.mu.Unlock()
+	}
+}
