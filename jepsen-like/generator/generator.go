@@ -95,6 +95,10 @@ type Step struct {
 	// for a partition, Cut[i] are the masters slot Slots[i] cannot reach.
 	Majority []int   `json:"majority,omitempty"`
 	Cut      [][]int `json:"cut,omitempty"`
+	// Settle is, for an episode, how long after the confinement starts a
+	// holder's attempt must begin: keys placed outside the majority before
+	// it (by holders whose release did not reach them) have expired by then.
+	Settle time.Duration `json:"settle_ns,omitempty"`
 	// Delay is the reply delay of slow-replies; the offset of clock-jump.
 	Delay time.Duration `json:"delay_ns,omitempty"`
 }
@@ -103,6 +107,9 @@ type Step struct {
 type Schedule struct {
 	Seed  uint64 `json:"seed"`
 	Steps []Step `json:"steps"`
+	// Length is when the last step has ended and settled (at least the
+	// configured duration).
+	Length time.Duration `json:"length_ns"`
 	// Lifetimes[s] are the successive lifetimes of the processes of slot s.
 	Lifetimes [][]time.Duration `json:"lifetimes_ns"`
 }
@@ -148,11 +155,12 @@ func Generate(cfg Config) (Schedule, error) {
 			st.Majority = slices.Sorted(slices.Values(perm[:q]))
 			st.Masters = []int{perm[0]}
 			st.Hold = 3 * ttl
+			st.Settle = ttl + ttl/10
 			if name == ClockJump {
 				st.Delay = 2 * ttl
 			}
-			// wait for a hold, its linger, and the restarted master's quarantine
-			length = st.Hold + 2*ttl
+			// settle, wait for a hold, its linger, and the restarted master's quarantine
+			length = st.Settle + st.Hold + 2*ttl
 			if name == RestartDelayed {
 				length += ttl
 			}
@@ -191,5 +199,6 @@ func Generate(cfg Config) (Schedule, error) {
 		s.Steps = append(s.Steps, st)
 		at += length
 	}
+	s.Length = max(cfg.Duration, at)
 	return s, nil
 }

@@ -33,13 +33,29 @@ func (n *Nemesis) episode(ctx, heal context.Context, st generator.Step) (err err
 	}
 	n.rec.Nemesis(names("c", allSlots(n.slots))+"-/-"+names("m", outside), "confine start")
 	for s := range n.slots {
-		n.env.SetCut(s, outside, true)
+		n.env.SetRefused(s, outside, true)
 	}
-	wctx, cancel := context.WithTimeout(ctx, st.Hold)
-	slot, ended, ok := n.env.AwaitHold(wctx, Linger)
+	wctx, cancel := context.WithTimeout(ctx, st.Settle+st.Hold)
+	slot, ended, ok := n.env.AwaitHold(wctx, Linger, st.Settle)
 	cancel()
+	// The other processes leave while still confined: their attempts in
+	// flight cannot leave keys outside the majority. Fresh ones join after
+	// the fault.
+	start := make(chan struct{})
+	defer func() {
+		select {
+		case <-start:
+		default:
+			close(start)
+		}
+	}()
+	if ok {
+		rctx, cancel := context.WithTimeout(ctx, st.Hold)
+		n.env.Rejoin(rctx, slot, start, ended)
+		cancel()
+	}
 	for s := range n.slots {
-		n.env.SetCut(s, outside, false)
+		n.env.SetRefused(s, outside, false)
 	}
 	n.rec.Nemesis(names("c", allSlots(n.slots))+"-/-"+names("m", outside), "confine stop")
 	if !ok {
@@ -70,7 +86,7 @@ func (n *Nemesis) episode(ctx, heal context.Context, st generator.Step) (err err
 	default:
 		return fmt.Errorf("unknown episode %q", st.Fault)
 	}
-	n.env.Rejoin(slot)
+	close(start)
 	select {
 	case <-ended:
 	case <-ctx.Done():

@@ -30,16 +30,24 @@ type Env interface {
 	Backend() backend.Backend
 	// SetCut cuts client slot off from masters (blocked) or restores the links.
 	SetCut(slot int, masters []int, blocked bool)
+	// SetRefused makes the links of slot to masters refuse connections
+	// (refused) or restores them.
+	SetRefused(slot int, masters []int, refused bool)
 	// SetReplyDelay delays the masters' replies to slot by d (0: none).
 	SetReplyDelay(slot int, masters []int, d time.Duration)
 	// ResetMaster drops every client connection to master i (it moved).
 	ResetMaster(i int)
-	// AwaitHold waits until a process acquires the lock after the call,
-	// tells it to behave as mode, and returns its slot and a channel closed
-	// when that hold ends; ok is false if none acquired before ctx ended.
-	AwaitHold(ctx context.Context, mode HoldMode) (slot int, ended <-chan struct{}, ok bool)
-	// Rejoin replaces the process of every slot but except with a fresh one.
-	Rejoin(except int)
+	// AwaitHold waits until a process acquires the lock with an attempt
+	// invoked at least settle after the call, tells it to behave as mode,
+	// and returns its slot and a channel closed when that hold ends; ok is
+	// false if none acquired before ctx ended.
+	AwaitHold(ctx context.Context, mode HoldMode, settle time.Duration) (slot int, ended <-chan struct{}, ok bool)
+	// Rejoin ends the process of every slot but except, waits (bounded by
+	// ctx) until each has closed its connections, and replaces it with a
+	// fresh one. One of them (the challenger) starts when
+	// start is closed, the others when quiet is closed too, so that the
+	// challenger is not held up by split votes among newcomers.
+	Rejoin(ctx context.Context, except int, start, quiet <-chan struct{})
 }
 
 // Nemesis runs a schedule.
@@ -176,7 +184,7 @@ func (n *Nemesis) step(ctx context.Context, st generator.Step) (err error) {
 		}
 	case generator.ClientPause:
 		wctx, cancel := context.WithTimeout(ctx, st.Hold)
-		slot, ended, ok := n.env.AwaitHold(wctx, PauseClient)
+		slot, ended, ok := n.env.AwaitHold(wctx, PauseClient, 0)
 		cancel()
 		if !ok {
 			n.rec.Nemesis("", st.Fault+" skipped (no hold)")

@@ -17,6 +17,7 @@ type Proxy struct {
 
 	mu      sync.Mutex
 	blocked bool
+	refused bool
 	delay   time.Duration
 	closed  bool
 	conns   map[net.Conn]struct{}
@@ -56,6 +57,19 @@ func (p *Proxy) SetBlocked(b bool) {
 	}
 }
 
+// SetRefused refuses (true) or restores (false) the link: refusing drops
+// every open connection and closes new ones at once, so a client fails fast
+// and nothing it sends is applied later.
+func (p *Proxy) SetRefused(r bool) {
+	p.mu.Lock()
+	changed := p.refused != r
+	p.refused = r
+	p.mu.Unlock()
+	if changed {
+		p.Reset()
+	}
+}
+
 // SetReplyDelay delays every byte from the target to the client by d (0: no
 // delay). Commands still reach the target at once.
 func (p *Proxy) SetReplyDelay(d time.Duration) {
@@ -85,10 +99,10 @@ func (p *Proxy) Close() error {
 	return err
 }
 
-func (p *Proxy) state() (blocked bool, delay time.Duration) {
+func (p *Proxy) state() (blocked, refused bool, delay time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.blocked, p.delay
+	return p.blocked, p.refused, p.delay
 }
 
 func (p *Proxy) accept() {
@@ -98,7 +112,12 @@ func (p *Proxy) accept() {
 		if err != nil {
 			return
 		}
-		if blocked, _ := p.state(); blocked {
+		blocked, refused, _ := p.state()
+		if refused {
+			_ = in.Close()
+			continue
+		}
+		if blocked {
 			if !p.track(in) {
 				return
 			}
@@ -174,7 +193,7 @@ func (p *Proxy) down(dst, src net.Conn) {
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
-			_, delay := p.state()
+			_, _, delay := p.state()
 			queue <- chunk{due: time.Now().Add(delay), b: append([]byte(nil), buf[:n]...)}
 		}
 		if err != nil {

@@ -19,6 +19,8 @@ type slot struct {
 	mu     sync.Mutex
 	cut    map[int]int // master → number of faults cutting it
 	leave  context.CancelFunc
+	crash  func() // closes the current process's connections at once
+	quiet  []<-chan struct{} // the next process starts when these are closed
 	joined int // processes so far
 }
 
@@ -57,6 +59,12 @@ func (e *env) SetCut(s int, masters []int, blocked bool) {
 	}
 }
 
+func (e *env) SetRefused(s int, masters []int, refused bool) {
+	for _, m := range masters {
+		e.slots[s].proxies[m].SetRefused(refused)
+	}
+}
+
 func (e *env) SetReplyDelay(s int, masters []int, d time.Duration) {
 	for _, m := range masters {
 		e.slots[s].proxies[m].SetReplyDelay(d)
@@ -69,8 +77,8 @@ func (e *env) ResetMaster(i int) {
 	}
 }
 
-func (e *env) AwaitHold(ctx context.Context, mode nemesis.HoldMode) (int, <-chan struct{}, bool) {
-	w := &holdWaiter{since: e.rec.Now(), mode: mode, got: make(chan int, 1), ended: make(chan struct{})}
+func (e *env) AwaitHold(ctx context.Context, mode nemesis.HoldMode, settle time.Duration) (int, <-chan struct{}, bool) {
+	w := &holdWaiter{since: e.rec.Now() + int64(settle), mode: mode, got: make(chan int, 1), ended: make(chan struct{})}
 	e.mu.Lock()
 	e.waiter = w
 	e.mu.Unlock()
@@ -103,14 +111,23 @@ func (e *env) OnHold(s int, invokedNS int64) (nemesis.HoldMode, bool, func()) {
 	return w.mode, true, func() { close(w.ended) }
 }
 
-func (e *env) Rejoin(except int) {
+func (e *env) Rejoin(_ context.Context, except int, start, quiet <-chan struct{}) {
+	challenger := true
 	for i, sl := range e.slots {
 		if i == except {
 			continue
 		}
 		sl.mu.Lock()
+		sl.quiet = []<-chan struct{}{start}
+		if !challenger {
+			sl.quiet = append(sl.quiet, quiet)
+		}
+		challenger = false
 		if sl.leave != nil {
 			sl.leave()
+		}
+		if sl.crash != nil {
+			sl.crash() // nothing it queued can reach a master from now on
 		}
 		sl.mu.Unlock()
 	}

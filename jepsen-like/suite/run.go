@@ -96,11 +96,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 
 	start := time.Now()
-	end := start.Add(cfg.Time)
-	if n := len(sched.Steps); n > 0 {
-		last := sched.Steps[n-1]
-		end = maxTime(end, start.Add(last.At+last.Hold+2*cfg.TTL))
-	}
+	end := start.Add(sched.Length)
 	runCtx, cancel := context.WithDeadline(ctx, end)
 	defer cancel()
 
@@ -146,12 +142,6 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	return res, nil
 }
 
-func maxTime(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
-}
 
 func startBackend(ctx context.Context, cfg Config, names []string, tmp string) (backend.Backend, error) {
 	per := backend.NoPersistence
@@ -174,6 +164,17 @@ func runSlot(ctx context.Context, cfg Config, e *env, s int, lives []time.Durati
 	sl := e.slots[s]
 	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(s)+1))
 	for k := 0; ctx.Err() == nil; k++ {
+		sl.mu.Lock()
+		quiet := sl.quiet
+		sl.quiet = nil
+		sl.mu.Unlock()
+		for _, q := range quiet {
+			select {
+			case <-q:
+			case <-ctx.Done():
+				return
+			}
+		}
 		life := lives[k%len(lives)]
 		pctx, leave := context.WithTimeout(ctx, life)
 		sl.mu.Lock()
@@ -208,10 +209,26 @@ func runProcess(ctx context.Context, cfg Config, e *env, s, id int, rec *history
 			Addr: p.Addr(), ContextTimeoutEnabled: true, MaxRetries: -1, PoolSize: 4,
 			DialTimeout: cfg.TTL / 2, ReadTimeout: cfg.TTL, WriteTimeout: cfg.TTL,
 		})
-		defer c.Close()
 		clients[i] = c
 	}
-	var opts []redlock.Option
+	var once sync.Once
+	crash := func() {
+		once.Do(func() {
+			for _, c := range clients {
+				_ = c.Close()
+			}
+		})
+	}
+	defer crash()
+	sl.mu.Lock()
+	sl.crash = crash
+	sl.mu.Unlock()
+	defer func() {
+		sl.mu.Lock()
+		sl.crash = nil
+		sl.mu.Unlock()
+	}()
+	opts := []redlock.Option{redlock.WithLogger(cfg.Logger.With("process", id))}
 	if cfg.NoQuarantine {
 		opts = append(opts, redlock.WithoutQuarantine())
 	}

@@ -96,7 +96,7 @@ func (p *Process) cycle(ctx context.Context) {
 	lease, err := p.Client.Lock(lctx, p.Key, p.TTL)
 	cancel()
 	if err != nil {
-		p.record(history.Event{Type: history.Fail, F: history.Acquire})
+		p.record(history.Event{Type: history.Fail, F: history.Acquire, Value: errValue(err)})
 		return
 	}
 	token := uint64(lease.Token())
@@ -138,9 +138,9 @@ func (p *Process) cycle(ctx context.Context) {
 	case err == nil:
 		p.record(history.Event{Type: history.OK, F: history.Release})
 	case errors.Is(err, redlock.ErrLockLost):
-		p.record(history.Event{Type: history.Fail, F: history.Release})
+		p.record(history.Event{Type: history.Fail, F: history.Release, Value: errValue(err)})
 	default:
-		p.record(history.Event{Type: history.Info, F: history.Release})
+		p.record(history.Event{Type: history.Info, F: history.Release, Value: errValue(err)})
 	}
 }
 
@@ -159,6 +159,9 @@ func (p *Process) read(ctx context.Context, token uint64) {
 	v, err := p.Store.Read(ctx, p.Key, token, p.holder(token))
 	p.record(history.Event{Type: outcome(err), F: history.Read, Value: v, Token: token})
 }
+
+// errValue is an error as the value of a failed acquire or release.
+func errValue(err error) string { return "error: " + err.Error() }
 
 func outcome(err error) history.Type {
 	switch {

@@ -55,6 +55,7 @@ func (p *process) start(ctx context.Context, per backend.Persistence) error {
 	args := []string{
 		"--port", strconv.Itoa(p.port), "--bind", "127.0.0.1", "--dir", p.dir,
 		"--daemonize", "no", "--logfile", filepath.Join(p.dir, "redis.log"),
+		"--repl-diskless-sync-delay", "0", // a replica syncs at once, not after 5 s
 	}
 	args = append(append(args, per.Args()...), p.extra...)
 	cmd := exec.Command(p.binary, args...)

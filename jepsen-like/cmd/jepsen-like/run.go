@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,6 +14,7 @@ import (
 func runCmd() *cobra.Command {
 	cfg := suite.Config{}
 	var nemeses string
+	var debug bool
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run the suite: clients, a seeded nemesis, checkers; writes DIR/history.jsonl, results.json, report.html",
@@ -23,6 +25,9 @@ func runCmd() *cobra.Command {
 			}
 			cfg.Nemeses = []string{nemeses}
 			cfg.Progress = cmd.ErrOrStderr()
+			if debug {
+				cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelDebug}))
+			}
 			res, err := suite.Run(cmd.Context(), cfg)
 			if err != nil {
 				return err
@@ -50,6 +55,7 @@ func runCmd() *cobra.Command {
 	f.BoolVar(&cfg.NoQuarantine, "no-quarantine", false, "let restarted masters vote at once (redlock.WithoutQuarantine)")
 	f.BoolVar(&cfg.NoFencing, "no-fencing", false, "no fencing tokens (redlock.WithFencing(false)) and a store that checks none")
 	f.BoolVar(&cfg.Long, "long", false, "at least 5 minutes and 10 clients")
+	f.BoolVar(&debug, "debug", false, "log the suite's and redlock's debug messages to stderr")
 	return cmd
 }
 
