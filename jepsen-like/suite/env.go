@@ -19,9 +19,9 @@ type slot struct {
 	mu     sync.Mutex
 	cut    map[int]int // master → number of faults cutting it
 	leave  context.CancelFunc
-	crash  func() // closes the current process's connections at once
+	crash  func()            // closes the current process's connections at once
 	quiet  []<-chan struct{} // the next process starts when these are closed
-	joined int // processes so far
+	joined int               // processes so far
 }
 
 // env implements nemesis.Env for a run.

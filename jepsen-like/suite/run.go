@@ -142,7 +142,6 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	return res, nil
 }
 
-
 func startBackend(ctx context.Context, cfg Config, names []string, tmp string) (backend.Backend, error) {
 	per := backend.NoPersistence
 	if slices.Contains(names, generator.RestartAOF) {
