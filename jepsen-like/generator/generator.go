@@ -83,7 +83,9 @@ type Config struct {
 
 // Step is one fault of a schedule.
 type Step struct {
-	At    time.Duration `json:"at_ns"`
+	// After is the quiet gap before the step, from the end of the previous
+	// step (or the start of the run).
+	After time.Duration `json:"after_ns"`
 	Fault string        `json:"fault"`
 	// Masters the fault hits (for an episode: the one master of Majority).
 	Masters []int `json:"masters,omitempty"`
@@ -107,9 +109,6 @@ type Step struct {
 type Schedule struct {
 	Seed  uint64 `json:"seed"`
 	Steps []Step `json:"steps"`
-	// Length is when the last step has ended and settled (at least the
-	// configured duration).
-	Length time.Duration `json:"length_ns"`
 	// Lifetimes[s] are the successive lifetimes of the processes of slot s.
 	Lifetimes [][]time.Duration `json:"lifetimes_ns"`
 }
@@ -144,12 +143,16 @@ func Generate(cfg Config) (Schedule, error) {
 	names := slices.Clone(cfg.Nemeses)
 	rng.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
 	q := cfg.Masters/2 + 1
-	at := ttl + ttl/2 // warm-up: the first holds, and fresh masters' quarantine
+	// The planned time (gaps plus typical step lengths) decides how many
+	// steps fit in the duration; every named fault runs at least once.
+	var planned time.Duration
+	gap := ttl + ttl/2 // warm-up: the first holds, and fresh masters' quarantine
 	for i := 0; len(names) > 0; i++ {
 		name := names[i%len(names)]
 		perm := rng.Perm(cfg.Masters)
-		st := Step{At: at, Fault: name}
-		var length time.Duration // how long the step occupies the schedule
+		st := Step{After: gap, Fault: name}
+		gap = ttl
+		var length time.Duration // typical length of the step
 		switch {
 		case IsEpisode(name):
 			st.Majority = slices.Sorted(slices.Values(perm[:q]))
@@ -159,11 +162,13 @@ func Generate(cfg Config) (Schedule, error) {
 			if name == ClockJump {
 				st.Delay = 2 * ttl
 			}
-			// settle, wait for a hold, its linger, and the restarted master's quarantine
-			length = st.Settle + st.Hold + 2*ttl
+			// settle, a hold comes soon, lingers about a TTL; the next step
+			// waits until the restarted master's quarantine is over
+			length = st.Settle + ttl + ttl/2
 			if name == RestartDelayed {
 				length += ttl
 			}
+			gap = ttl + ttl/2
 		case name == Pause || name == Kill:
 			n := 1 + rng.IntN(cfg.Masters-q) // a minority
 			if cfg.MajorityDown {
@@ -174,7 +179,7 @@ func Generate(cfg Config) (Schedule, error) {
 			if name == Kill {
 				st.Hold = frac(1.5, 2.5) // down past the TTL: a later start is no restart fault
 			}
-			length = st.Hold + ttl
+			length = st.Hold
 		case name == Partition:
 			for slot := range cfg.Clients {
 				p := rng.Perm(cfg.Masters)
@@ -182,23 +187,22 @@ func Generate(cfg Config) (Schedule, error) {
 				st.Cut = append(st.Cut, slices.Sorted(slices.Values(p[:cfg.Masters-q])))
 			}
 			st.Hold = frac(1, 2)
-			length = st.Hold + ttl
+			length = st.Hold
 		case name == SlowReplies:
 			st.Slots = []int{rng.IntN(cfg.Clients)}
 			st.Masters = slices.Sorted(slices.Values(perm[:1+rng.IntN(cfg.Masters)]))
 			st.Delay = frac(0.05, 0.3)
 			st.Hold = frac(1, 2)
-			length = st.Hold + ttl
+			length = st.Hold
 		case name == ClientPause:
 			st.Hold = 3 * ttl // the longest wait for a hold to pause
-			length = st.Hold + 2*ttl
+			length = 2*ttl + ttl/2
 		}
-		if at+length > cfg.Duration && i > 0 {
+		if planned+st.After+length > cfg.Duration && i >= len(names) {
 			break
 		}
 		s.Steps = append(s.Steps, st)
-		at += length
+		planned += st.After + length
 	}
-	s.Length = max(cfg.Duration, at)
 	return s, nil
 }

@@ -71,13 +71,13 @@ func New(env Env, rec *history.Recorder, slots int, log *slog.Logger) *Nemesis {
 // Counts returns how many times each fault was injected.
 func (n *Nemesis) Counts() map[string]int { return n.counts }
 
-// Run injects the steps at their times (from start) until they are done or
-// ctx ends, healing each fault when it ends. It returns the errors of
-// injections and heals, joined.
-func (n *Nemesis) Run(ctx context.Context, start time.Time, sched generator.Schedule) error {
+// Run injects the steps one after the other, each after its quiet gap,
+// until they are done or ctx ends, healing each fault when it ends. It
+// returns the errors of injections and heals, joined.
+func (n *Nemesis) Run(ctx context.Context, sched generator.Schedule) error {
 	var errs []error
 	for _, st := range sched.Steps {
-		if !sleepUntil(ctx, start.Add(st.At)) {
+		if !sleep(ctx, st.After) {
 			break
 		}
 		if err := n.step(ctx, st); err != nil {
@@ -113,8 +113,10 @@ func names(prefix string, ids []int) string {
 	return strings.Join(s, ",")
 }
 
-// step injects one fault and heals it. Healing uses a context of its own, so
-// that a cancelled run still heals.
+// step injects one fault and heals it. The "start" event is recorded once
+// the fault is in place, the "stop" event before it is healed: between them
+// the fault certainly held. Healing uses a context of its own, so that a
+// cancelled run still heals.
 func (n *Nemesis) step(ctx context.Context, st generator.Step) (err error) {
 	heal := context.WithoutCancel(ctx)
 	if generator.IsEpisode(st.Fault) {
@@ -128,7 +130,6 @@ func (n *Nemesis) step(ctx context.Context, st generator.Step) (err error) {
 	switch st.Fault {
 	case generator.Pause:
 		var paused []int
-		n.rec.Nemesis(target, st.Fault+" start")
 		for _, i := range st.Masters {
 			if e := masters[i].Pause(ctx); e != nil {
 				err = errors.Join(err, e)
@@ -136,14 +137,15 @@ func (n *Nemesis) step(ctx context.Context, st generator.Step) (err error) {
 			}
 			paused = append(paused, i)
 		}
+		n.rec.Nemesis(target, st.Fault+" start")
 		n.counts[st.Fault]++
 		sleep(ctx, st.Hold)
+		n.rec.Nemesis(target, st.Fault+" stop")
 		for _, i := range paused {
 			err = errors.Join(err, masters[i].Resume(heal))
 		}
 	case generator.Kill:
 		var killed []int
-		n.rec.Nemesis(target, st.Fault+" start")
 		for _, i := range st.Masters {
 			if e := masters[i].Kill(ctx); e != nil {
 				err = errors.Join(err, e)
@@ -151,8 +153,10 @@ func (n *Nemesis) step(ctx context.Context, st generator.Step) (err error) {
 			}
 			killed = append(killed, i)
 		}
+		n.rec.Nemesis(target, st.Fault+" start")
 		n.counts[st.Fault]++
 		sleep(ctx, st.Hold)
+		n.rec.Nemesis(target, st.Fault+" stop")
 		for _, i := range killed {
 			err = errors.Join(err, masters[i].Start(heal, backend.NoPersistence))
 		}
@@ -162,23 +166,25 @@ func (n *Nemesis) step(ctx context.Context, st generator.Step) (err error) {
 			parts[k] = fmt.Sprintf("c%d-/-%s", slot, names("m", st.Cut[k]))
 		}
 		target = strings.Join(parts, " ")
-		n.rec.Nemesis(target, st.Fault+" start")
 		for k, slot := range st.Slots {
 			n.env.SetCut(slot, st.Cut[k], true)
 		}
+		n.rec.Nemesis(target, st.Fault+" start")
 		n.counts[st.Fault]++
 		sleep(ctx, st.Hold)
+		n.rec.Nemesis(target, st.Fault+" stop")
 		for k, slot := range st.Slots {
 			n.env.SetCut(slot, st.Cut[k], false)
 		}
 	case generator.SlowReplies:
 		target += fmt.Sprintf(" +%v", st.Delay)
-		n.rec.Nemesis(target, st.Fault+" start")
 		for _, slot := range st.Slots {
 			n.env.SetReplyDelay(slot, st.Masters, st.Delay)
 		}
+		n.rec.Nemesis(target, st.Fault+" start")
 		n.counts[st.Fault]++
 		sleep(ctx, st.Hold)
+		n.rec.Nemesis(target, st.Fault+" stop")
 		for _, slot := range st.Slots {
 			n.env.SetReplyDelay(slot, st.Masters, 0)
 		}
@@ -196,10 +202,9 @@ func (n *Nemesis) step(ctx context.Context, st generator.Step) (err error) {
 		case <-ended:
 		case <-ctx.Done():
 		}
-		target = "c" + strconv.Itoa(slot)
+		n.rec.Nemesis("c"+strconv.Itoa(slot), st.Fault+" stop")
 	default:
 		return fmt.Errorf("unknown fault %q", st.Fault)
 	}
-	n.rec.Nemesis(target, st.Fault+" stop")
 	return err
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/quorumlock/quorumlock/fencing"
 	"github.com/quorumlock/quorumlock/jepsen-like/generator"
 	"github.com/quorumlock/quorumlock/jepsen-like/workload"
 )
@@ -42,6 +43,10 @@ type Config struct {
 	Masters int
 	// MajorityDown makes pause and kill hit a majority.
 	MajorityDown bool
+	// Store is the fenced store of the register workload. Default: an
+	// in-memory fencing.MemoryStore. Ignored with NoFencing, which writes to
+	// a store that checks no token.
+	Store fencing.Store
 	// Progress receives a progress bar (nil: none).
 	Progress io.Writer
 	// Logger for the suite's own diagnostics. Default: discard.

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/jepsen-like/backend"
+	"github.com/quorumlock/quorumlock/jepsen-like/backend/docker"
 	"github.com/quorumlock/quorumlock/jepsen-like/backend/local"
+	"github.com/quorumlock/quorumlock/jepsen-like/generator"
 	"github.com/quorumlock/quorumlock/jepsen-like/report"
 )
 
@@ -19,7 +21,7 @@ func newBackend(ctx context.Context, kind string, masters int, per backend.Persi
 	case Local:
 		return local.Start(ctx, local.Options{Masters: masters, Persistence: per, ClockShim: shim})
 	default:
-		return startDocker(ctx, masters, per)
+		return docker.Start(ctx, docker.Options{Masters: masters, Persistence: per})
 	}
 }
 
@@ -51,7 +53,9 @@ func writeReport(path string, r *Result) error {
 }
 
 // progress draws a bar on w until the returned stop is called.
-func progress(w io.Writer, start, end time.Time) (stop func()) {
+// The bar's total is the schedule's typical length (at least d): a guide,
+// since episodes wait for holds.
+func progress(w io.Writer, start time.Time, sched generator.Schedule, d time.Duration) (stop func()) {
 	if w == nil {
 		return func() {}
 	}
@@ -61,7 +65,11 @@ func progress(w io.Writer, start, end time.Time) (stop func()) {
 		defer close(finished)
 		t := time.NewTicker(250 * time.Millisecond)
 		defer t.Stop()
-		total := end.Sub(start)
+		var planned time.Duration
+		for _, st := range sched.Steps {
+			planned += st.After + st.Settle + st.Hold/2
+		}
+		total := max(d, planned)
 		for {
 			el := min(time.Since(start), total)
 			n := int(40 * el / total)

@@ -96,11 +96,22 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 
 	start := time.Now()
-	end := start.Add(sched.Length)
-	runCtx, cancel := context.WithDeadline(ctx, end)
+	// The clients run until the nemesis is done and --time has passed, plus
+	// a TTL for the last holds to end; hard limit: four times --time plus
+	// every step's longest wait.
+	limit := 4 * cfg.Time
+	for _, st := range sched.Steps {
+		limit += st.After + st.Settle + 2*st.Hold + 2*cfg.TTL
+	}
+	runCtx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
+	clientCtx, stopClients := context.WithCancel(runCtx)
+	defer stopClients()
 
 	var store workload.Store = workload.NewFencedStore()
+	if cfg.Store != nil {
+		store = workload.FencedStore{S: cfg.Store}
+	}
 	var harness *atomic.Uint64
 	if cfg.NoFencing {
 		store, harness = workload.NewPlainStore(), new(atomic.Uint64)
@@ -109,12 +120,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var wg sync.WaitGroup
 	for s := range cfg.Clients {
 		wg.Go(func() {
-			runSlot(runCtx, cfg, e, s, sched.Lifetimes[s], rec, store, harness, &procs)
+			runSlot(clientCtx, cfg, e, s, sched.Lifetimes[s], rec, store, harness, &procs)
 		})
 	}
-	stopProgress := progress(cfg.Progress, start, end)
+	stopProgress := progress(cfg.Progress, start, sched, cfg.Time)
 	nem := nemesis.New(e, rec, cfg.Clients, cfg.Logger)
-	nemErr := nem.Run(runCtx, start, sched)
+	nemErr := nem.Run(runCtx, sched)
+	sleepCtx(runCtx, max(cfg.TTL, time.Until(start.Add(cfg.Time))))
+	stopClients()
 	wg.Wait()
 	stopProgress()
 	healErr := b.Heal(context.WithoutCancel(ctx))
