@@ -157,7 +157,7 @@ func Generate(cfg Config) (Schedule, error) {
 		case IsEpisode(name):
 			st.Majority = slices.Sorted(slices.Values(perm[:q]))
 			st.Masters = []int{perm[0]}
-			st.Hold = 3 * ttl
+			st.Hold = 5 * ttl // the longest wait for a holder
 			st.Settle = ttl + ttl/10
 			if name == ClockJump {
 				st.Delay = 2 * ttl

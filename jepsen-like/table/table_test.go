@@ -10,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/quorumlock/quorumlock/jepsen-like/checker"
+	"github.com/quorumlock/quorumlock/jepsen-like/history"
 )
 
 var long = flag.Bool("long", false, "run every row for minutes with more clients")
@@ -52,6 +53,11 @@ func assertCell(t *testing.T, row Row, col int, want []string, cell Cell) {
 	for _, n := range strings.Split(row.Nemesis, ",") {
 		if res.Faults[n] == 0 {
 			t.Errorf("%s was never injected (%s): the run proves nothing", n, res.NemesisErrors)
+			for _, e := range res.Events {
+				if e.F == history.Nemesis {
+					t.Log(e)
+				}
+			}
 		}
 	}
 	if res.NemesisErrors != "" {
