@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,6 +59,17 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		names = append(names, ns...)
 	}
 	names = slices.Compact(names)
+	if cfg.Backend == Docker && slices.Contains(names, generator.ClockJump) {
+		for _, n := range cfg.Nemeses {
+			for _, part := range strings.Split(n, ",") {
+				if strings.TrimSpace(part) == generator.ClockJump {
+					return nil, fmt.Errorf("%w: clock-jump needs the local backend (the clock shim is preloaded into local redis-server processes)", ErrInvalidArgument)
+				}
+			}
+		}
+		// "all" on Docker: every fault the containers support.
+		names = slices.DeleteFunc(names, func(n string) bool { return n == generator.ClockJump })
+	}
 	sched, err := generator.Generate(generator.Config{Nemeses: names, Masters: cfg.Masters, Clients: cfg.Clients,
 		Duration: cfg.Time, TTL: cfg.TTL, Seed: cfg.Seed, MajorityDown: cfg.MajorityDown})
 	if err != nil {

@@ -30,6 +30,9 @@ func TestBadConfig(t *testing.T) {
 		"time":     func(c *Config) { c.Time = time.Second },
 		"nemesis":  func(c *Config) { c.Nemeses = []string{"pause,meteor"} },
 		"workload": func(c *Config) { c.Workload = "queue" },
+		"clock-jump on docker": func(c *Config) {
+			c.Backend, c.Nemeses = Docker, []string{"pause,clock-jump"}
+		},
 	}
 	for name, mutate := range cases {
 		c := ok
