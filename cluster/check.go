@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -14,7 +15,10 @@ type MasterStatus struct {
 	Master    int
 	URL       string // password redacted
 	Reachable bool
-	Err       error // why it is not reachable, or what could not be read
+	// Err says why the master is not reachable: it matches
+	// redlock.ErrUnreachable and its text names the cause (connection
+	// refused, timeout, auth, TLS, DNS).
+	Err error
 
 	Latency     time.Duration // round trip of the check
 	ClockOffset time.Duration // master's TIME − local clock at the round trip's midpoint
@@ -28,12 +32,24 @@ type MasterStatus struct {
 	DELEX       bool   // has DELEX (Redis ≥ 8.4)
 	Epoch       bool   // carries a quorumlock epoch marker
 
+	// Replication: Role is "master" or "slave"; Promoted says it is a
+	// promoted replica (a failover happened); Replicas counts its connected
+	// replicas. quorumlock wants independent masters: Warnings says what
+	// replication means for the lock.
+	Role     string
+	Promoted bool
+	Replicas int
+	Warnings []string
+
 	// Quarantined says that a quorumlock client meeting this master now would
-	// not count its vote yet; QuarantineReason says why and QuarantineLeft for
-	// how much longer (by uptime; a master without an epoch marker also has its
-	// fencing counters raised from the others before it votes).
+	// not count its vote by itself yet (it still counts in rounds that every
+	// master grants); QuarantineReason says why, QuarantineErr matches the
+	// reason's redlock sentinel (redlock.ErrYoung, ErrDataLost, ErrPromoted,
+	// ...), and QuarantineLeft is how much longer a time quarantine lasts (0
+	// when the wait is for a counter sync).
 	Quarantined      bool
 	QuarantineReason string
+	QuarantineErr    error
 	QuarantineLeft   time.Duration
 
 	// Fresh says that no master of the cluster carries an epoch marker and
@@ -47,17 +63,19 @@ type MasterStatus struct {
 func (s MasterStatus) Durable() bool { return s.AOF && s.AppendFsync == "always" }
 
 // Check probes every master in parallel, each within ctx, and reports one
-// MasterStatus per master in URL order. It never fails as a whole: an
-// unreachable master has Reachable false and Err set.
+// MasterStatus per master in URL order, judged as a quorumlock client with
+// quarantine meeting the cluster for the first time would judge it. It never
+// fails as a whole: an unreachable master has Reachable false and Err set.
 func (c *Cluster) Check(ctx context.Context) []MasterStatus {
 	out := make([]MasterStatus, len(c.clients))
+	states := make([]probe.State, len(c.clients))
 	var wg sync.WaitGroup
 	for i, rc := range c.clients {
 		wg.Go(func() {
 			st := MasterStatus{Master: i, URL: c.urls[i]}
-			info, err := probe.Master(ctx, rc, redlock.EpochKey)
+			info, err := probe.Master(ctx, rc, probe.Keys{Epoch: redlock.EpochKey, Synced: redlock.SyncedKey})
 			if err != nil {
-				st.Err = err
+				st.Err = fmt.Errorf("%w (%s): %w", redlock.ErrUnreachable, probe.Cause(err), err)
 				out[i] = st
 				return
 			}
@@ -66,9 +84,9 @@ func (c *Cluster) Check(ctx context.Context) []MasterStatus {
 			st.Version, st.RunID, st.Uptime = info.Version, info.RunID, info.Uptime
 			st.AOF, st.AppendFsync, st.RDBSaves = info.AOF, info.AppendFsync, info.RDBSaves
 			st.DELEX, st.Epoch = info.DELEX, info.Epoch != ""
-			if wait, reason := probe.Quarantine(info, "", "", c.longestTTL); wait > 0 {
-				st.Quarantined, st.QuarantineReason, st.QuarantineLeft = true, reason, wait
-			}
+			st.Role, st.Promoted, st.Replicas = info.Role, info.Promoted, info.Replicas
+			st.Warnings = replicationWarnings(info)
+			states[i] = probe.State{}.Observe(info, time.Now())
 			out[i] = st
 		})
 	}
@@ -77,15 +95,40 @@ func (c *Cluster) Check(ctx context.Context) []MasterStatus {
 	for _, st := range out {
 		fresh = fresh && st.Reachable && !st.Epoch
 	}
+	now := time.Now()
 	for i := range out {
 		st := &out[i]
-		switch {
-		case fresh:
+		if !st.Reachable {
+			continue
+		}
+		state := states[i]
+		if fresh {
 			st.Fresh = true
-		case st.Reachable && !st.Epoch && !st.Quarantined:
-			st.Quarantined = true
-			st.QuarantineReason = "no epoch marker (lost its data, or never used by quorumlock): its counters are raised from the others before it votes"
+			state = state.Bootstrapped("fresh")
+		}
+		v := state.Verdict(now, c.longestTTL)
+		if v.Votes() {
+			continue
+		}
+		st.Quarantined, st.QuarantineReason, st.QuarantineErr = true, v.String(), v.Err()
+		if v.TimeQuarantine() {
+			st.QuarantineLeft = v.Until.Sub(now)
 		}
 	}
 	return out
+}
+
+// replicationWarnings says what a master's replication means for the lock.
+func replicationWarnings(info probe.Info) []string {
+	var w []string
+	if info.Role == "slave" {
+		w = append(w, "answers as a replica (role:slave): it cannot take locks")
+	}
+	if info.Replicas > 0 {
+		w = append(w, fmt.Sprintf("has %d connected replica(s): a failover to a lagging one loses the last keys; quorumlock quarantines a promoted replica for the longest TTL, but masters that replicate among each other are not independent", info.Replicas))
+	}
+	if info.Promoted {
+		w = append(w, "is a promoted replica (a failover happened): it may lack the old master's last writes")
+	}
+	return w
 }

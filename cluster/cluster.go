@@ -102,6 +102,11 @@ func Dial(ctx context.Context, urls []string, opts ...Option) (*Cluster, error) 
 	seen := make(map[string]bool)
 	for i, raw := range urls {
 		raw = strings.TrimSpace(raw)
+		if !strings.Contains(raw, "://") {
+			_ = c.Close()
+			return nil, fmt.Errorf("%w: master %d: %q is not a URL: write %s (or rediss:// for TLS)",
+				ErrInvalidArgument, i, redact("redis://" + raw)[len("redis://"):], redact("redis://"+raw))
+		}
 		o, err := redis.ParseURL(raw)
 		if err != nil {
 			_ = c.Close()

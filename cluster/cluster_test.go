@@ -95,8 +95,8 @@ func TestCheckDescribesMasters(t *testing.T) {
 	if p.ClockOffset > time.Second || p.ClockOffset < -time.Second {
 		t.Fatalf("clock offset %v against a local redis-server", p.ClockOffset)
 	}
-	if p.AOF || p.Durable() || !p.Quarantined || !strings.Contains(p.QuarantineReason, "without appendfsync always") {
-		t.Fatalf("plain master young without AOF must be quarantined: %+v", p)
+	if p.AOF || p.Durable() || !p.Quarantined || !errors.Is(p.QuarantineErr, redlock.ErrDataLost) {
+		t.Fatalf("plain master without a marker beside an unreachable one must be quarantined for its missing marker: %+v", p)
 	}
 	if p.DELEX {
 		t.Fatalf("Debian's redis-server 7 reported DELEX")
@@ -104,11 +104,11 @@ func TestCheckDescribesMasters(t *testing.T) {
 	if !d.Reachable || !d.AOF || d.AppendFsync != "always" || !d.Durable() {
 		t.Fatalf("durable master: %+v", d)
 	}
-	if !d.Quarantined || d.Fresh || !strings.Contains(d.QuarantineReason, "no epoch marker") {
+	if !d.Quarantined || d.Fresh || !errors.Is(d.QuarantineErr, redlock.ErrDataLost) || d.QuarantineLeft < 59*time.Minute {
 		t.Fatalf("durable master without a marker beside an unreachable one: %+v; want quarantined for its missing marker (the cluster is not known to be fresh)", d)
 	}
-	if x.Reachable || x.Err == nil {
-		t.Fatalf("dead master: %+v", x)
+	if x.Reachable || !errors.Is(x.Err, redlock.ErrUnreachable) || !strings.Contains(x.Err.Error(), "connection refused") {
+		t.Fatalf("dead master: %+v; want unreachable, connection refused", x)
 	}
 
 	// Once a client has set the markers, a durable master votes at once.
@@ -159,7 +159,7 @@ func TestCheckFreshAndMarkerlessMasters(t *testing.T) {
 	if st[0].Fresh || st[0].Quarantined || !st[0].Epoch {
 		t.Fatalf("marked master: %+v", st[0])
 	}
-	if !st[2].Quarantined || !strings.Contains(st[2].QuarantineReason, "no epoch marker") {
+	if !st[2].Quarantined || !errors.Is(st[2].QuarantineErr, redlock.ErrDataLost) || !strings.Contains(st[2].QuarantineReason, "lost its data") {
 		t.Fatalf("flushed master: %+v; want quarantined for its missing marker", st[2])
 	}
 }

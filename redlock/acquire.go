@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/hashicorp/go-multierror"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/fencing"
@@ -18,29 +17,40 @@ import (
 // The attempt sends SET key value NX PX ttl (inside a script that also reads
 // the key's fencing counter) to every master in parallel and returns as soon
 // as a majority granted or a majority became impossible; it never waits for
-// the slowest master. With fencing on (the default) the winner then writes
-// its token back to a majority. The lease is held only if its remaining
-// validity, ttl − elapsed − (ttl·drift + 2 ms) measured on the monotonic
-// clock from before the first send, is positive.
+// the slowest master. Masters in restart quarantine are asked too: their
+// grants count only in a round that every master granted (docs/safety.md),
+// which is what lets freshly started masters lock at once. With fencing on
+// (the default) the winner then writes its token back to a majority. The
+// lease is held only if its remaining validity, ttl − elapsed − (ttl·drift +
+// 2 ms) measured on the monotonic clock from before the first send, is
+// positive.
 //
-// On failure the owner-checked delete is sent to every master, including
-// those that did not answer, and retried in the background where the answer
-// is unknown (see WithCleanupHorizon).
+// On failure the owner-checked delete is sent to every master that may hold
+// the attempt's key, including those that did not answer, and retried in
+// the background where the answer is unknown (see WithCleanupHorizon).
 //
-// Errors: ErrInvalidArgument for bad input; an *Error matching
-// ErrNotAcquired when the key is held elsewhere, ErrNoQuorum (which also
-// matches ErrNotAcquired) when too few masters answered, and ctx's error when
-// ctx ended first; ErrClosed after Close.
+// Errors: ErrInvalidArgument for bad input (a nil ctx included); an *Error
+// matching ErrNotAcquired when the key is held elsewhere, ErrNoQuorum (which
+// also matches ErrNotAcquired) when too few masters answered or may vote,
+// and ctx's error when ctx ended first; ErrClosed after Close.
 func (c *Client) TryLock(ctx context.Context, key string, ttl time.Duration, opts ...LockOption) (*Lease, error) {
-	lc, err := c.prepare(key, ttl, opts)
+	lc, err := c.prepare(ctx, key, ttl, opts)
 	if err != nil {
 		return nil, err
 	}
-	return c.attempt(ctx, key, ttl, lc)
+	start := c.cfg.clock.Now()
+	var info attemptInfo
+	l, err := c.attempt(ctx, key, ttl, lc, &info)
+	c.observeAcquire(ctx, key, start, 1, info, l, err)
+	return l, err
 }
 
-// prepare validates a lock call's arguments.
-func (c *Client) prepare(key string, ttl time.Duration, opts []LockOption) (lockConfig, error) {
+// prepare validates a lock call's arguments and records its TTL, so that
+// the quarantine rule of this very call uses it.
+func (c *Client) prepare(ctx context.Context, key string, ttl time.Duration, opts []LockOption) (lockConfig, error) {
+	if err := checkCtx(ctx); err != nil {
+		return lockConfig{}, err
+	}
 	if c.closed() {
 		return lockConfig{}, ErrClosed
 	}
@@ -51,7 +61,7 @@ func (c *Client) prepare(key string, ttl time.Duration, opts []LockOption) (lock
 	if err != nil {
 		return lc, err
 	}
-	if lc.autoExtend && lc.extendInterval >= ttl-drift(ttl, c.cfg.driftFactor) {
+	if lc.autoExtend && lc.extendInterval >= c.validity(ttl) {
 		return lc, invalid("auto-extend interval %v is not shorter than the validity of a %v lease", lc.extendInterval, ttl)
 	}
 	c.noteTTL(ttl)
@@ -104,145 +114,131 @@ func parseCounter(s string) (fencing.Token, error) {
 
 // attempt is one acquisition attempt: round 1, the fencing write-back, the
 // validity check, and cleanup on failure.
-func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, lc lockConfig) (*Lease, error) {
-	if err := ctxDone(ctx); err != nil {
-		return nil, &Error{Op: "lock", Key: key, Kind: ErrNotAcquired, Quorum: c.quorum, Cause: err}
+func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, lc lockConfig, info *attemptInfo) (*Lease, error) {
+	fail := func(kind error, e *Error) (*Lease, error) {
+		if info.masters == nil && c.observing() {
+			info.masters = c.masterResults(e.Masters)
+		}
+		e.Op, e.Key, e.Quorum = "lock", key, c.quorum
+		if e.Cause == nil {
+			e.Cause = ctxDone(ctx) // it may have ended before the rounds, e.g. during probes
+		}
+		e.Kind = kind
+		if e.Cause != nil {
+			e.Kind = ErrNotAcquired
+		}
+		c.cfg.logger.Debug("redlock: attempt failed", "key", key, "granted", e.Granted, "quorum", c.quorum, "err", e)
+		return nil, e
 	}
-	voters, masterErrs := c.voters(ctx)
+	if err := ctxDone(ctx); err != nil {
+		return fail(ErrNotAcquired, &Error{Cause: err})
+	}
+	if c.closed() {
+		return nil, ErrClosed
+	}
+	el := c.electorate(ctx)
+	if el.mayVote < c.quorum && len(el.send) < len(c.masters) {
+		// Bound to fail: send nothing rather than place keys to clean up.
+		return fail(ErrNoQuorum, &Error{MayVote: el.mayVote, Answered: len(el.send), Masters: el.errs})
+	}
 	value := newValue()
 	timeout := c.masterTimeout(ttl)
 	start := c.cfg.clock.Now()
-
-	if len(voters) < c.quorum {
-		// Bound to fail: send nothing rather than place keys to clean up.
-		if cause := ctxDone(ctx); cause != nil {
-			return nil, &Error{Op: "lock", Key: key, Kind: ErrNotAcquired, Quorum: c.quorum, Cause: cause, Masters: masterErrs}
-		}
-		return nil, &Error{Op: "lock", Key: key, Kind: ErrNoQuorum, Granted: 0, Quorum: c.quorum, Masters: masterErrs}
-	}
-	r := startRound(ctx, c, voters, timeout, c.sendAcquire(key, value, ttl))
-	var granted []int
+	r := startRound(ctx, c, el.send, timeout, c.sendAcquire(key, value, ttl))
+	votes := el.votes
 	var highest fencing.Token
-	_, cause := r.collect(ctx, c.quorum, func(rep reply[grant]) bool {
-		switch {
-		case rep.err != nil:
-			masterErrs = multierror.Append(masterErrs, rep.err)
-		case !c.acceptEpoch(rep.master, rep.val.epoch):
-			masterErrs = multierror.Append(masterErrs, c.masters[rep.master].errorf(ErrQuarantined))
-		case rep.val.granted:
-			granted = append(granted, rep.master)
-			highest = max(highest, rep.val.counter)
-			return true
-		default:
-			masterErrs = multierror.Append(masterErrs, c.masters[rep.master].errorf(ErrHeldByOther))
+	d, cause := r.collect(ctx, votes, c.quorum, func(i int, rep reply[grant]) (outcome, error) {
+		if !rep.val.granted {
+			return no, c.masters[i].errorf(ErrHeldByOther)
 		}
-		return false
+		if votes[i] && !c.acceptEpoch(i, rep.val.epoch) {
+			votes[i] = false
+			el.errs = append(el.errs, c.masters[i].errorf(fmt.Errorf("%w: its grant came with a new epoch marker", ErrDataLost)))
+		}
+		highest = max(highest, rep.val.counter)
+		return yes, nil
 	})
-	r.stop()
+	errs := append(el.errs, r.errs...)
 	if cause == nil {
-		masterErrs = multierror.Append(masterErrs, r.silence()...)
+		errs = append(errs, r.silence()...)
 	}
-
-	fail := func(kind error, n int) (*Lease, error) {
-		c.cleanupAttempt(key, value, ttl, start, r)
-		if cause == nil {
-			cause = ctxDone(ctx) // it may have ended before the rounds, e.g. during probes
+	failed := func(kind error, extra ...error) (*Lease, error) {
+		if c.observing() {
+			info.granted, info.masters = r.count(yes), r.results(append(errs, extra...))
 		}
-		if cause != nil {
-			kind = ErrNotAcquired
-		}
-		err := &Error{Op: "lock", Key: key, Kind: kind, Granted: n, Quorum: c.quorum, Cause: cause, Masters: masterErrs}
-		c.cfg.logger.Debug("redlock: attempt failed", "key", key, "granted", n, "quorum", c.quorum, "err", err)
-		return nil, err
+		c.cleanupAttempt(key, value, ttl, start, r.calls)
+		return fail(kind, &Error{Granted: r.count(yes), Answered: r.answered(), MayVote: el.mayVote, Cause: cause, Masters: append(errs, extra...)})
 	}
-	if len(granted) < c.quorum {
-		return fail(c.failureKind(masterErrs), len(granted))
+	if d != held {
+		return failed(failureKind(r.out))
 	}
 
 	var token fencing.Token
 	if c.cfg.fencing {
-		var wbErrs *multierror.Error
-		var ok int
-		token, ok, wbErrs, cause = c.writeBack(ctx, key, value, granted, highest+1, timeout)
-		masterErrs = multierror.Append(masterErrs, wbErrs)
+		var wbErrs []error
+		var kind error
+		token, kind, wbErrs, cause = c.writeBack(ctx, key, value, r.masters(yes), highest+1, timeout)
+		errs = append(errs, wbErrs...)
 		if token == 0 {
-			return fail(c.failureKind(wbErrs), ok)
+			return failed(kind)
 		}
 	}
 
-	validUntil := start.Add(ttl - drift(ttl, c.cfg.driftFactor))
-	if !c.cfg.clock.Now().Before(validUntil) {
-		masterErrs = multierror.Append(masterErrs, fmt.Errorf("no validity left: the attempt took %v of a %v TTL", c.cfg.clock.Now().Sub(start), ttl))
-		return fail(ErrNotAcquired, len(granted))
+	validUntil := c.deadline(start, ttl)
+	if now := c.cfg.clock.Now(); !now.Before(validUntil) {
+		return failed(ErrNotAcquired, fmt.Errorf("no validity left: the attempt took %v of a %v TTL", now.Sub(start), ttl))
+	}
+	if c.observing() {
+		info.granted, info.masters = r.count(yes), r.results(errs)
 	}
 	c.cfg.logger.Debug("redlock: acquired", "key", key, "token", uint64(token), "validity", validUntil.Sub(c.cfg.clock.Now()))
-	return newLease(c, key, value, ttl, token, validUntil, r, lc), nil
-}
-
-// failureKind tells "held by another owner" from "too few answers": the
-// attempt failed with ErrNotAcquired when some master said the key is held
-// elsewhere (or the key's tokens are exhausted), and with ErrNoQuorum when
-// only errors and silence stood in the way.
-func (c *Client) failureKind(errs *multierror.Error) error {
-	if errs != nil {
-		for _, e := range errs.Errors {
-			if errors.Is(e, ErrHeldByOther) || errors.Is(e, ErrTokensExhausted) {
-				return ErrNotAcquired
-			}
-		}
-	}
-	return ErrNoQuorum
+	return c.newLease(key, value, ttl, token, validUntil, r.calls, lc), nil
 }
 
 // writeBack is round 2: raise the fencing counter to token on the granting
 // masters where value still owns key, until a majority agreed. When a master
 // reports a counter at or above token (only a rejoining master's counter sync
 // can do that), the round is run once more with a token above it. It returns
-// the token and the number of masters that took it, or token 0 when fewer than
-// a majority did.
-func (c *Client) writeBack(ctx context.Context, key, value string, granted []int, token fencing.Token, timeout time.Duration) (fencing.Token, int, *multierror.Error, error) {
+// the token, or token 0 and the failure's kind when fewer than a majority
+// took it.
+func (c *Client) writeBack(ctx context.Context, key, value string, granted []int, token fencing.Token, timeout time.Duration) (fencing.Token, error, []error, error) {
 	keys := []string{key, FencePrefix + key}
-	var errs *multierror.Error
-	for try := 0; try < 2; try++ {
+	var errs []error
+	for range 2 {
 		if token > fencing.MaxToken {
-			return 0, 0, multierror.Append(errs, fmt.Errorf("%w: the counter of %q", ErrTokensExhausted, key)), nil
+			return 0, ErrNotAcquired, append(errs, fmt.Errorf("%w: the counter of %q", ErrTokensExhausted, key)), nil
 		}
 		t := token
 		r := startRound(ctx, c, granted, timeout, func(ctx context.Context, m *master) ([]any, error) {
 			return m.batch.eval(ctx, writeBackScript, keys, value, t.String()).Slice()
 		})
 		above := fencing.Token(0)
-		ok, cause := r.collect(ctx, c.quorum, func(rep reply[[]any]) bool {
-			if rep.err != nil {
-				errs = multierror.Append(errs, rep.err)
-				return false
-			}
+		d, cause := r.collect(ctx, c.everyoneVotes(), c.quorum, func(i int, rep reply[[]any]) (outcome, error) {
 			status, counter, err := parseWriteBack(rep.val)
 			switch {
 			case err != nil:
-				errs = multierror.Append(errs, c.masters[rep.master].errorf(err))
+				return errorReply, c.masters[i].errorf(fmt.Errorf("%w: %w", ErrReplyError, err))
 			case status == 1:
-				return true
+				return yes, nil
 			case status == 0:
 				above = max(above, counter)
-			default:
-				errs = multierror.Append(errs, c.masters[rep.master].errorf(ErrHeldByOther))
+				return no, c.masters[i].errorf(fmt.Errorf("%w: %d, token %d", ErrCounterAhead, counter, t))
 			}
-			return false
+			return no, c.masters[i].errorf(ErrHeldByOther)
 		})
-		r.stop()
-		if ok >= c.quorum {
-			return t, ok, errs, nil
+		errs = append(errs, r.errs...)
+		if d == held {
+			return t, nil, errs, nil
 		}
 		if cause == nil {
-			errs = multierror.Append(errs, r.silence()...)
+			errs = append(errs, r.silence()...)
 		}
 		if cause != nil || above == 0 {
-			return 0, ok, errs, cause
+			return 0, failureKind(r.out), errs, cause
 		}
 		token = above + 1
 	}
-	return 0, 0, errs, nil
+	return 0, ErrNotAcquired, errs, nil
 }
 
 func parseWriteBack(res []any) (int64, fencing.Token, error) {
@@ -257,10 +253,6 @@ func parseWriteBack(res []any) (int64, fencing.Token, error) {
 	t, err := parseCounter(ctr)
 	return status, t, err
 }
-
-// notSent reports whether err proves the command never reached the master
-// (ErrMasterBusy: nothing was sent).
-func notSent(err error) bool { return errors.Is(err, ErrMasterBusy) }
 
 // isAnswer reports whether err is the master's own answer (a Redis error
 // reply): the master was reached and nothing of ours is still queued there.

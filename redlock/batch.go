@@ -50,20 +50,22 @@ func newBatcher(c *Client, m *master) *batcher {
 }
 
 // start launches the workers. They stop when the client closes, once their
-// pipeline in flight has returned. Close does not wait for them: with a
-// caller's client that ignores deadlines, a stalled master can hold a
-// pipeline for go-redis's read timeout.
+// pipeline in flight has returned; Close waits for them (with a caller's
+// client that ignores deadlines, a stalled master can hold a pipeline for
+// go-redis's read timeout).
 func (b *batcher) start() {
 	for range batchWorkers {
-		go b.work()
+		b.c.spawn(b.work)
 	}
 }
 
 // eval runs script on the master through the batcher, or directly when its
 // queue is full (the master is stalled: the caller's own timer decides).
 func (b *batcher) eval(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
-	if b.c.closed() { // no workers any more: leases still release and extend
-		return script.Run(ctx, b.m.rdb, keys, args...)
+	if b.c.closed() { // no workers any more
+		cmd := redis.NewCmd(ctx)
+		cmd.SetErr(ErrClosed)
+		return cmd
 	}
 	// Nothing on the wire: send it at once from this goroutine, as without
 	// batching. Calls that come while it is out queue up for the workers.

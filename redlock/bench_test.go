@@ -113,3 +113,43 @@ func BenchmarkHotKey(b *testing.B) {
 	b.ReportMetric(float64(waits[len(waits)/2].Microseconds()), "wait-p50-µs")
 	b.ReportMetric(float64(waits[len(waits)*99/100].Microseconds()), "wait-p99-µs")
 }
+
+// BenchmarkObserverOverhead is TryLock + Release from one goroutine with the
+// default NopObserver and with an Observer that counts events: the cost of
+// building the Event and its per-master results.
+func BenchmarkObserverOverhead(b *testing.B) {
+	masters := clustertest.Start(b, 5)
+	var n atomicCounter
+	for _, tc := range []struct {
+		name string
+		opts []Option
+	}{
+		{"none", nil},
+		{"counting", []Option{WithObserver(ObserverFunc(func(context.Context, Event) { n.add() }))}},
+	} {
+		c := benchClient(b, masters, tc.opts...)
+		b.Run(tc.name, func(b *testing.B) {
+			ctx := context.Background()
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				i++ // a key of its own: no wait for the masters not waited for on release
+				lease, err := c.TryLock(ctx, fmt.Sprintf("bench:observer:%s:%d", tc.name, i), 10*time.Second)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := lease.Release(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// atomicCounter counts events, safely from any goroutine.
+type atomicCounter struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (a *atomicCounter) add() { a.mu.Lock(); a.n++; a.mu.Unlock() }

@@ -3,6 +3,7 @@ package redlock
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -31,8 +32,8 @@ type Client struct {
 	closing chan struct{}
 	bgCtx   context.Context // cancelled by Close: the context of long background work
 	stop    context.CancelFunc
-	bgMu    sync.Mutex     // orders goBackground against Close
-	bg      sync.WaitGroup // cleanup, subscription and probe goroutines
+	bgMu    sync.RWMutex   // orders spawn against Close
+	bg      sync.WaitGroup // every goroutine the Client or its leases start
 }
 
 // New returns a Client over the caller's go-redis clients, one per
@@ -44,7 +45,8 @@ type Client struct {
 // and tolerate 1 failure, like 3 masters do.
 //
 // New returns an error matching ErrInvalidArgument for zero or too many
-// masters, a nil client, the same client twice, or an unusable option.
+// masters, a nil client (also a typed nil such as (*redis.Client)(nil)), the
+// same client twice, or an unusable option.
 func New(masters []redis.UniversalClient, opts ...Option) (*Client, error) {
 	switch {
 	case len(masters) == 0:
@@ -54,7 +56,7 @@ func New(masters []redis.UniversalClient, opts ...Option) (*Client, error) {
 	}
 	seen := make(map[redis.UniversalClient]int, len(masters))
 	for i, m := range masters {
-		if m == nil {
+		if isNil(m) {
 			return nil, invalid("master %d is a nil client", i)
 		}
 		if j, dup := seen[m]; dup {
@@ -80,7 +82,7 @@ func New(masters []redis.UniversalClient, opts ...Option) (*Client, error) {
 	c.bgCtx, c.stop = context.WithCancel(context.Background())
 	for i, m := range masters {
 		ms := newMaster(i, m, cfg.maxInFlight)
-		ms.detect = func() { c.goBackground(func() { c.detectDELEX(ms) }) }
+		ms.detect = func() { c.spawn(func() { c.detectDELEX(ms) }) }
 		ms.batch = newBatcher(c, ms)
 		c.masters = append(c.masters, ms)
 		c.cleaners = append(c.cleaners, newCleaner(c, ms))
@@ -98,9 +100,17 @@ func (c *Client) Quorum() int { return c.quorum }
 // Masters is the number of masters.
 func (c *Client) Masters() int { return len(c.masters) }
 
-// Close stops the client's background work and waits for it. Leases already
-// handed out keep their validity but are no longer auto-extended. Close does
-// not close the go-redis clients given to New. It is safe to call twice.
+// Close stops the client and waits for every goroutine it or its leases
+// started: commands still on their way to a master (with go-redis clients
+// that ignore context deadlines, up to their read timeout), the pipelining
+// workers, the pub/sub subscriptions, restart probes and counter syncs,
+// background cleanup of failed attempts (abandoned: those keys expire by
+// their TTL), auto-extension renewals and lease watchers. Lock waiters
+// return ErrClosed. Every lease still held ends: Done closes, and Err and
+// context.Cause match ErrClosed; Extend and Release return ErrClosed, and the
+// keys expire by their TTL (release leases before Close to free them at
+// once). Close does not close the go-redis clients given to
+// New. It is safe to call twice.
 func (c *Client) Close() error {
 	c.bgMu.Lock()
 	first := !c.closed()
@@ -110,7 +120,7 @@ func (c *Client) Close() error {
 	}
 	c.bgMu.Unlock()
 	// Outside bgMu: the notifier takes its own lock, which is held around
-	// goBackground in watch, and closing a subscription may wait on a dial.
+	// spawn in watch, and closing a subscription may wait on a dial.
 	if first {
 		c.notifier.close()
 	}
@@ -127,11 +137,12 @@ func (c *Client) closed() bool {
 	}
 }
 
-// goBackground runs f in a goroutine that Close waits for. After Close it
-// runs nothing and reports false.
-func (c *Client) goBackground(f func()) bool {
-	c.bgMu.Lock()
-	defer c.bgMu.Unlock()
+// spawn runs f in a goroutine that Close waits for: every goroutine of a
+// Client and its leases starts here. After Close it runs nothing and
+// reports false.
+func (c *Client) spawn(f func()) bool {
+	c.bgMu.RLock()
+	defer c.bgMu.RUnlock()
 	if c.closed() {
 		return false
 	}
@@ -141,6 +152,19 @@ func (c *Client) goBackground(f func()) bool {
 		f()
 	}()
 	return true
+}
+
+// isNil reports whether a client is nil, typed nils included.
+func isNil(m redis.UniversalClient) bool {
+	if m == nil {
+		return true
+	}
+	v := reflect.ValueOf(m)
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Interface, reflect.Chan:
+		return v.IsNil()
+	}
+	return false
 }
 
 // masterTimeout is how long one operation waits for one master.
@@ -171,8 +195,8 @@ func (c *Client) checkTTL(ttl time.Duration) error {
 		return invalid("ttl %v is not positive", ttl)
 	case ttl%time.Millisecond != 0:
 		return invalid("ttl %v is not a whole number of milliseconds", ttl)
-	case ttl <= drift(ttl, c.cfg.driftFactor):
-		return invalid("ttl %v leaves no validity after the drift allowance %v", ttl, drift(ttl, c.cfg.driftFactor))
+	case c.validity(ttl) <= 0:
+		return invalid("ttl %v leaves no validity after the drift allowance %v", ttl, ttl-c.validity(ttl))
 	case ttl <= c.masterTimeout(ttl):
 		return invalid("ttl %v is not longer than the per-master timeout %v", ttl, c.masterTimeout(ttl))
 	}
@@ -187,6 +211,14 @@ func (c *Client) noteTTL(ttl time.Duration) {
 			return
 		}
 	}
+}
+
+// checkCtx rejects a nil context.
+func checkCtx(ctx context.Context) error {
+	if ctx == nil {
+		return invalid("nil context")
+	}
+	return nil
 }
 
 func (c *Client) allMasters() []int {
@@ -238,13 +270,15 @@ func (c *Client) detectDELEX(m *master) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.masterTimeout(0))
 	defer cancel()
 	done := make(chan []any, 1)
-	go func() { // the caller's client may ignore ctx
+	if !c.spawn(func() { // the caller's client may ignore ctx
 		v, err := m.rdb.Do(ctx, "COMMAND", "INFO", "DELEX").Slice()
 		if err != nil {
 			v = nil
 		}
 		done <- v
-	}()
+	}) {
+		return
+	}
 	select {
 	case v := <-done:
 		if len(v) == 1 {

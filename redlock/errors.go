@@ -5,16 +5,17 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/hashicorp/go-multierror"
+	"github.com/quorumlock/quorumlock/internal/probe"
 )
 
 var (
 	// ErrNotAcquired means the lock could not be taken: another owner holds it
-	// on enough masters, or (see ErrNoQuorum) too few masters answered.
+	// on enough masters, or (see ErrNoQuorum) too few masters answered or
+	// may vote.
 	ErrNotAcquired = errors.New("redlock: not acquired")
 
-	// ErrNoQuorum means fewer than a majority of masters answered in time. It
-	// also matches ErrNotAcquired.
+	// ErrNoQuorum means fewer than a majority of masters answered in time or
+	// may vote now. It also matches ErrNotAcquired.
 	ErrNoQuorum error = noQuorumError{}
 
 	// ErrLockLost means a lease is no longer held: its validity ran out, its
@@ -24,40 +25,92 @@ var (
 
 	// ErrInvalidArgument is returned (wrapped, with a message naming the
 	// problem) for bad input: an empty key, a non-positive or too short TTL,
-	// a nil client, an unusable option value.
+	// a nil client or context or lease, an unusable option value.
 	ErrInvalidArgument = errors.New("redlock: invalid argument")
 
 	// ErrReleased is the cause of a lease's Context after Release.
 	ErrReleased = errors.New("redlock: lease released")
 
-	// ErrClosed is returned by calls on a Client after Close.
+	// ErrClosed is returned by calls on a Client, or on its leases, after
+	// Close.
 	ErrClosed = errors.New("redlock: client closed")
-
-	// ErrHeldByOther is a per-master error: that master's key belongs to
-	// another owner.
-	ErrHeldByOther = errors.New("held by another owner")
-
-	// ErrMasterTimeout is a per-master error: the master did not answer
-	// within the per-master timeout.
-	ErrMasterTimeout = errors.New("no answer within the per-master timeout")
-
-	// ErrMasterBusy is a per-master error: too many commands to that master
-	// are still waiting for an answer, so nothing more was sent to it.
-	ErrMasterBusy = errors.New("too many commands in flight (master stalled?)")
 
 	// ErrTokensExhausted means the key's fencing counter reached
 	// fencing.MaxToken (2^53 − 1): no greater token can be handed out. Lock
 	// does not retry it.
 	ErrTokensExhausted = errors.New("redlock: fencing tokens exhausted")
+)
 
-	// ErrQuarantined is a per-master error: the master restarted (or is
-	// younger than the longest TTL in use) and does not vote yet.
-	ErrQuarantined = errors.New("quarantined after a restart")
+// Per-master states. Each MasterError wraps exactly one of these, so
+// errors.Is tells them apart; the text after the sentinel says more (the
+// cause of an unreachable master, when a quarantined master votes again).
+var (
+	// ErrUnreachable: the master could not be reached (connection refused,
+	// timeout, auth, TLS, DNS: the MasterError's text names the cause).
+	ErrUnreachable = probe.ErrUnreachable
+
+	// ErrMasterTimeout: the command was sent but no answer came within the
+	// per-master timeout (WithMasterTimeout).
+	ErrMasterTimeout = errors.New("no answer within the per-master timeout")
+
+	// ErrNotWaitedFor: the round had already decided (a majority, or the
+	// impossibility of one) before this master answered; or the master let
+	// an earlier round time out and has not answered since.
+	ErrNotWaitedFor = errors.New("not waited for")
+
+	// ErrMasterBusy: too many commands to that master are still waiting for
+	// an answer, so nothing more was sent to it.
+	ErrMasterBusy = errors.New("too many commands in flight (master stalled?)")
+
+	// ErrHeldByOther: that master's key belongs to another owner.
+	ErrHeldByOther = errors.New("held by another owner")
+
+	// ErrKeyAbsent: the lease's key is not on that master (it expired, or
+	// went with the master's data).
+	ErrKeyAbsent = errors.New("the lease's key is not there")
+
+	// ErrCounterAhead: during a write-back, the master's fencing counter was
+	// already at or above the new token (raised by a rejoining master's
+	// sync); the write-back is tried once more with a higher token.
+	ErrCounterAhead = errors.New("fencing counter at or above the token")
+
+	// ErrReplyError: the master answered with an error reply (OOM,
+	// READONLY, NOPERM, ...), quoted after it.
+	ErrReplyError = errors.New("error reply")
+
+	// ErrQuarantined matches every reason a reachable master does not vote
+	// yet: ErrYoung, ErrRestarted, ErrDataLost, ErrPromoted,
+	// ErrRaisingCounters, ErrNotProbed and ErrReplica.
+	ErrQuarantined = probe.ErrQuarantined
+
+	// ErrYoung: the master runs without appendfsync always and started less
+	// than the longest TTL ago; it votes once it is that old, and in rounds
+	// where every master grants.
+	ErrYoung = probe.ErrYoung
+	// ErrRestarted: the master restarted without appendfsync always since its
+	// counters were last complete; it waits until its process is as old as the
+	// longest TTL, then its counters are raised.
+	ErrRestarted = probe.ErrRestarted
+	// ErrDataLost: the master lost its data (no epoch marker, or a new one); it
+	// waits the longest TTL from when that was first seen, then its counters
+	// are raised.
+	ErrDataLost = probe.ErrDataLost
+	// ErrPromoted: the master is a promoted replica (a failover) that may lack
+	// the old master's last writes; it waits the longest TTL from when that
+	// was first seen, then its counters are raised.
+	ErrPromoted = probe.ErrPromoted
+	// ErrRaisingCounters: the master's time quarantine is over and its
+	// fencing counters are being raised from the other masters.
+	ErrRaisingCounters = probe.ErrRaisingCounters
+	// ErrNotProbed: no probe of the master has answered yet.
+	ErrNotProbed = probe.ErrNotProbed
+	// ErrReplica: the master answers as a replica (role:slave).
+	ErrReplica = probe.ErrReplica
 )
 
 type noQuorumError struct{}
 
-func (noQuorumError) Error() string { return "redlock: fewer than a majority of masters answered" }
+func (noQuorumError) Error() string { return "redlock: no quorum" }
 
 func (noQuorumError) Is(target error) bool { return target == ErrNotAcquired }
 
@@ -65,7 +118,11 @@ func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalidArgument, fmt.Sprintf(format, args...))
 }
 
-// MasterError is one master's part of a failed operation.
+// MasterError is one master's part of a failed operation. Err wraps one of
+// the per-master sentinels (ErrUnreachable, ErrMasterTimeout,
+// ErrNotWaitedFor, ErrMasterBusy, ErrHeldByOther, ErrKeyAbsent,
+// ErrCounterAhead, ErrReplyError, or a quarantine reason matching
+// ErrQuarantined).
 type MasterError struct {
 	Master int    // index in the slice given to New
 	Addr   string // the client's address, for humans
@@ -82,24 +139,31 @@ func (e *MasterError) Unwrap() error { return e.Err }
 // matches (errors.Is) its Kind (ErrNotAcquired, ErrNoQuorum or ErrLockLost),
 // the context's error when the context ended, and every per-master error.
 type Error struct {
-	Op      string // "lock", "extend" or "release"
-	Key     string
-	Kind    error // ErrNotAcquired, ErrNoQuorum or ErrLockLost
-	Granted int   // masters that agreed
-	Quorum  int   // masters needed
-	Cause   error // the context's error, if it ended; for a lease that had already ended, why; else nil
-	Masters *multierror.Error
+	Op       string // "lock", "extend" or "release"
+	Key      string
+	Kind     error // ErrNotAcquired, ErrNoQuorum or ErrLockLost
+	Granted  int   // masters that agreed
+	Quorum   int   // masters needed
+	Answered int   // masters that answered at all
+	MayVote  int   // masters whose vote counted when the operation began
+	Cause    error // the context's error, if it ended; for a lease that had already ended, why; else nil
+	Masters  []error
 }
 
 func (e *Error) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %q: %v (%d of %d needed)", e.Op, e.Key, e.Kind, e.Granted, e.Quorum)
-	if e.Cause != nil {
-		fmt.Fprintf(&b, ": %v", e.Cause)
+	fmt.Fprintf(&b, "%s %q: %v: ", e.Op, e.Key, e.Kind)
+	if e.Kind == ErrNoQuorum && e.MayVote < e.Quorum && e.Op == "lock" {
+		fmt.Fprintf(&b, "%d answered, %d may vote yet, %d needed", e.Answered, e.MayVote, e.Quorum)
+	} else {
+		fmt.Fprintf(&b, "%d of %d needed agreed, %d answered", e.Granted, e.Quorum, e.Answered)
 	}
-	if e.Masters != nil && len(e.Masters.Errors) > 0 {
-		parts := make([]string, len(e.Masters.Errors))
-		for i, me := range e.Masters.Errors {
+	if e.Cause != nil {
+		fmt.Fprintf(&b, "; %v", e.Cause)
+	}
+	if len(e.Masters) > 0 {
+		parts := make([]string, len(e.Masters))
+		for i, me := range e.Masters {
 			parts[i] = me.Error()
 		}
 		fmt.Fprintf(&b, " [%s]", strings.Join(parts, "; "))
@@ -113,8 +177,5 @@ func (e *Error) Unwrap() []error {
 	if e.Cause != nil {
 		out = append(out, e.Cause)
 	}
-	if e.Masters != nil {
-		out = append(out, e.Masters.Errors...)
-	}
-	return out
+	return append(out, e.Masters...)
 }

@@ -6,39 +6,76 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/quorumlock/quorumlock/cluster/clustertest"
+	"github.com/quorumlock/quorumlock/fencing"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
-// threeMasters starts three in-process masters for the examples; in
-// production these are go-redis clients of independent Redis servers (see
-// package cluster).
-func threeMasters() ([]redis.UniversalClient, func()) {
+// fiveMasters starts five real redis-server processes for the examples (they
+// need Debian's redis-server); in production these are go-redis clients of
+// your own independent Redis servers (see package cluster).
+func fiveMasters() ([]redis.UniversalClient, func()) {
+	c, err := clustertest.Launch(5, clustertest.NoPersistence)
+	if err != nil {
+		panic(err)
+	}
 	var clients []redis.UniversalClient
-	var stops []func()
-	for range 3 {
-		m := miniredis.NewMiniRedis()
-		if err := m.Start(); err != nil {
-			panic(err)
-		}
-		c := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
-		clients = append(clients, c)
-		stops = append(stops, func() { _ = c.Close(); m.Close() })
+	for _, s := range c.Servers {
+		clients = append(clients, redis.NewClient(&redis.Options{Addr: s.Addr, ContextTimeoutEnabled: true}))
 	}
 	return clients, func() {
-		for _, s := range stops {
-			s()
+		for _, rc := range clients {
+			_ = rc.Close()
 		}
+		c.Close()
 	}
 }
 
-func ExampleClient_TryLock() {
-	masters, stop := threeMasters()
+// The package documentation's snippet, run against five fresh masters with
+// the default restart quarantine: every master grants, so the first lock is
+// taken at once.
+func Example() {
+	masters, stop := fiveMasters()
 	defer stop()
-	// Embedded masters never restart; real ones keep the default quarantine.
-	locks, err := redlock.New(masters, redlock.WithoutQuarantine())
+	store := fencing.NewMemoryStore()
+	err := docSnippet(context.Background(), masters, store, "worker-1", []byte("paid"))
+	fmt.Println("write under the lock:", err)
+	// Output: write under the lock: <nil>
+}
+
+// docSnippet is the snippet of doc.go, word for word (TestDocSnippet checks).
+func docSnippet(ctx context.Context, masters []redis.UniversalClient, store fencing.Store, holder string, data []byte) error {
+	locks, err := redlock.New(masters) // restart quarantine on, by default
+	if err != nil {
+		return err
+	}
+	defer locks.Close()
+	lease, err := locks.Lock(ctx, "invoice:7", 10*time.Second, redlock.WithAutoExtend())
+	if err != nil {
+		return err // errors.Is(err, redlock.ErrNotAcquired), ErrNoQuorum, ctx.Err()
+	}
+	defer lease.Release(ctx)
+	return store.Write(lease.Context(), "invoice:7", lease.Token(), holder, data)
+}
+
+func ExampleNew() {
+	masters, stop := fiveMasters()
+	defer stop()
+	locks, err := redlock.New(masters, redlock.WithQuarantine(30*time.Second))
+	if err != nil {
+		panic(err)
+	}
+	defer locks.Close()
+	fmt.Println(locks.Masters(), "masters, quorum", locks.Quorum())
+	// Output: 5 masters, quorum 3
+}
+
+func ExampleClient_TryLock() {
+	masters, stop := fiveMasters()
+	defer stop()
+	locks, err := redlock.New(masters)
 	if err != nil {
 		panic(err)
 	}
@@ -52,19 +89,19 @@ func ExampleClient_TryLock() {
 	fmt.Println("held", lease.Key(), "with token", lease.Token())
 
 	_, err = locks.TryLock(ctx, "invoice:7", 10*time.Second)
-	fmt.Println("second attempt:", errors.Is(err, redlock.ErrNotAcquired))
+	fmt.Println("second attempt:", errors.Is(err, redlock.ErrNotAcquired), errors.Is(err, redlock.ErrHeldByOther))
 
 	fmt.Println("release:", lease.Release(ctx))
 	// Output:
 	// held invoice:7 with token 1
-	// second attempt: true
+	// second attempt: true true
 	// release: <nil>
 }
 
 func ExampleClient_Lock() {
-	masters, stop := threeMasters()
+	masters, stop := fiveMasters()
 	defer stop()
-	locks, err := redlock.New(masters, redlock.WithoutQuarantine())
+	locks, err := redlock.New(masters)
 	if err != nil {
 		panic(err)
 	}
@@ -80,20 +117,43 @@ func ExampleClient_Lock() {
 	}
 	defer lease.Release(context.Background())
 
+	time.Sleep(1500 * time.Millisecond) // longer than the TTL: renewed meanwhile
 	select {
 	case <-lease.Done(): // closed the moment the lease is lost
 		fmt.Println("lost:", context.Cause(lease.Context()))
 	default:
-		fmt.Println("working under", lease.Key(), "token", lease.Token())
+		fmt.Println("still working under", lease.Key(), "token", lease.Token())
 	}
 	// Output:
-	// working under report token 1
+	// still working under report token 1
+}
+
+func ExampleLease_Release() {
+	masters, stop := fiveMasters()
+	defer stop()
+	locks, err := redlock.New(masters)
+	if err != nil {
+		panic(err)
+	}
+	defer locks.Close()
+	ctx := context.Background()
+	lease, err := locks.TryLock(ctx, "batch", 10*time.Second)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("first release:", lease.Release(ctx))
+	fmt.Println("second release:", errors.Is(lease.Release(ctx), redlock.ErrReleased))
+	fmt.Println("context cause:", context.Cause(lease.Context()))
+	// Output:
+	// first release: <nil>
+	// second release: true
+	// context cause: redlock: lease released
 }
 
 func ExampleLease_Extend() {
-	masters, stop := threeMasters()
+	masters, stop := fiveMasters()
 	defer stop()
-	locks, err := redlock.New(masters, redlock.WithoutQuarantine())
+	locks, err := redlock.New(masters)
 	if err != nil {
 		panic(err)
 	}
@@ -115,4 +175,52 @@ func ExampleLease_Extend() {
 	// Output:
 	// valid for more than 20s: true
 	// true
+}
+
+// Freshly started masters without appendfsync always are young: they count
+// in rounds that every master grants, and by themselves once they are older
+// than the longest TTL. Health says so, counting down.
+func ExampleClient_Health() {
+	masters, stop := fiveMasters()
+	defer stop()
+	locks, err := redlock.New(masters, redlock.WithQuarantine(time.Minute))
+	if err != nil {
+		panic(err)
+	}
+	defer locks.Close()
+	lease, err := locks.TryLock(context.Background(), "k", time.Second) // probes every master
+	if err != nil {
+		panic(err)
+	}
+	defer lease.Release(context.Background())
+	for _, h := range locks.Health() {
+		fmt.Println("master", h.Master, "young:", errors.Is(h.Err, redlock.ErrYoung), "votes from later:", h.Until.After(time.Now()))
+	}
+	// Output:
+	// master 0 young: true votes from later: true
+	// master 1 young: true votes from later: true
+	// master 2 young: true votes from later: true
+	// master 3 young: true votes from later: true
+	// master 4 young: true votes from later: true
+}
+
+// A buy needs the item and the buyer's funds: LockAll takes both, in one
+// global order, all or nothing, so two buyers never deadlock.
+func ExampleClient_LockAll() {
+	masters, stop := fiveMasters()
+	defer stop()
+	locks, err := redlock.New(masters)
+	if err != nil {
+		panic(err)
+	}
+	defer locks.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	lease, err := locks.LockAll(ctx, []string{"market:item:42", "funds:alice"}, 5*time.Second)
+	if err != nil {
+		panic(err)
+	}
+	defer lease.Release(ctx)
+	fmt.Println(lease.Keys(), lease.Tokens())
+	// Output: [funds:alice market:item:42] map[funds:alice:1 market:item:42:1]
 }

@@ -4,82 +4,104 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/hashicorp/go-multierror"
 )
 
 // Extend renews the lease for ttl on every master where it still holds the
 // key. It never recreates an expired or stolen key (the script only
 // PEXPIREs a key that still holds the lease's value), does nothing once
 // ValidUntil has passed, and succeeds only if a majority agreed within the new
-// validity, which then becomes ValidUntil. The fencing token is kept.
+// validity, which then becomes ValidUntil. Every master is asked, restart
+// quarantine or not: what counts is where the lease's own key still is. The
+// fencing token is kept.
 //
-// Errors: ErrInvalidArgument for a bad ttl; an *Error matching ErrLockLost
-// when the lease has ended or a majority no longer holds its key (the lease
-// then ends); one matching ErrNoQuorum when too few masters answered (the
-// lease keeps its previous ValidUntil).
+// When it fails, some masters may already run the key on the new TTL, which
+// may be shorter than the old one: ValidUntil then becomes the earlier of the
+// old one and the new validity (start of the round + ttl − drift allowance),
+// and the lease ends if that has passed.
+//
+// Errors: ErrInvalidArgument for a bad ttl, a nil lease or context; an
+// *Error matching ErrLockLost when the lease has ended or more than
+// M − quorum masters no longer hold its key (the lease then ends); one
+// matching ErrNoQuorum when too few masters answered; ErrClosed after the
+// Client's Close.
 func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
+	return l.extend(ctx, ttl, false)
+}
+
+// extend is Extend; auto says a renewal of WithAutoExtend made the call.
+func (l *Lease) extend(ctx context.Context, ttl time.Duration, auto bool) (err error) {
+	if l == nil {
+		return invalid("nil lease")
+	}
+	if err := checkCtx(ctx); err != nil {
+		return err
+	}
 	c := l.c
 	if err := c.checkTTL(ttl); err != nil {
 		return err
 	}
+	if l.parts != nil {
+		return l.multiExtend(ctx, ttl)
+	}
 	l.opMu.Lock()
 	defer l.opMu.Unlock()
 	start := c.cfg.clock.Now()
+	granted, masters := 0, []MasterResult(nil)
+	defer func() { l.observeLeaseOp(ctx, OpExtend, start, auto, granted, masters, err) }()
+	if c.closed() {
+		return fmt.Errorf("extend %q: %w", l.key, ErrClosed)
+	}
 	if ended := l.held(start); ended != nil {
 		return &Error{Op: "extend", Key: l.key, Kind: ErrLockLost, Quorum: c.quorum, Cause: ended}
 	}
 	c.noteTTL(ttl)
-	voters, errs := c.voters(ctx)
 	ms := ttl.Milliseconds()
 	keys := []string{l.key}
-	r := startRound(ctx, c, voters, c.masterTimeout(ttl), func(ctx context.Context, m *master) (int64, error) {
+	r := startRound(ctx, c, c.allMasters(), c.masterTimeout(ttl), func(ctx context.Context, m *master) (int64, error) {
 		return m.batch.eval(ctx, extendScript, keys, l.value, ms).Int64()
 	})
-	notOwner := 0
-	ok, cause := r.collect(ctx, c.quorum, func(rep reply[int64]) bool {
-		switch {
-		case rep.err != nil:
-			errs = multierror.Append(errs, rep.err)
-		case rep.val == 1:
-			return true
-		default:
-			notOwner++
-			errs = multierror.Append(errs, c.masters[rep.master].errorf(ErrHeldByOther))
+	d, cause := r.collect(ctx, c.everyoneVotes(), c.quorum, func(i int, rep reply[int64]) (outcome, error) {
+		switch rep.val {
+		case 1:
+			return yes, nil
+		case 0:
+			return no, c.masters[i].errorf(ErrKeyAbsent)
 		}
-		return false
+		return no, c.masters[i].errorf(ErrHeldByOther)
 	})
-	r.stop()
-	e := &Error{Op: "extend", Key: l.key, Granted: ok, Quorum: c.quorum, Cause: cause, Masters: errs}
-	validUntil := start.Add(ttl - drift(ttl, c.cfg.driftFactor))
-	switch {
-	case ok >= c.quorum && c.cfg.clock.Now().Before(validUntil):
-		l.mu.Lock()
-		ended := l.ended
-		if ended == nil {
-			l.validUntil, l.ttl = validUntil, ttl
-		}
-		l.mu.Unlock()
-		if ended != nil {
+	e := &Error{Op: "extend", Key: l.key, Granted: r.count(yes), Quorum: c.quorum, Answered: r.answered(),
+		MayVote: len(c.masters), Cause: cause, Masters: r.errs}
+	if cause == nil {
+		e.Masters = append(e.Masters, r.silence()...)
+	}
+	if c.observing() {
+		granted, masters = e.Granted, r.results(e.Masters)
+	}
+	newDeadline := c.deadline(start, ttl)
+	if d == held && c.cfg.clock.Now().Before(newDeadline) {
+		if ended := l.setDeadline(newDeadline, ttl); ended != nil {
 			// The old validity ran out while the round was under way: the lease
 			// ended, whatever the masters said. Take the renewed keys back.
 			e.Kind, e.Cause = ErrLockLost, ended
 			l.lose(ended)
 			return e
 		}
-		select {
-		case l.changed <- struct{}{}:
-		default:
-		}
 		return nil
-	case notOwner > len(c.masters)-c.quorum:
+	}
+	// Failed: masters that ran the PEXPIRE keep the key for ttl only.
+	l.shortenDeadline(newDeadline)
+	switch {
+	case r.count(no) > len(c.masters)-c.quorum:
 		e.Kind = ErrLockLost
 		l.lose(e)
-	case ok >= c.quorum:
+	case d == held:
 		e.Kind = ErrNoQuorum
-		e.Masters = multierror.Append(e.Masters, fmt.Errorf("no validity left: extending took %v of a %v TTL", c.cfg.clock.Now().Sub(start), ttl))
+		e.Masters = append(e.Masters, fmt.Errorf("no validity left: extending took %v of a %v TTL", c.cfg.clock.Now().Sub(start), ttl))
 	default:
 		e.Kind = ErrNoQuorum
+	}
+	if ended := l.held(c.cfg.clock.Now()); ended != nil && e.Kind != ErrLockLost {
+		e.Kind, e.Cause = ErrLockLost, ended
 	}
 	return e
 }

@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -17,8 +18,8 @@ type Lease struct {
 	key   string
 	value string // the secret: never logged
 	token fencing.Token
-	ttl   time.Duration
-	acq   *round[grant] // the winning attempt's round 1, for its late answers
+	acq   []*call[grant] // the winning attempt's SETs by master, for their late answers
+	parts []*Lease       // a lease of several keys (LockAll): one lease per key; nil otherwise
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -27,12 +28,15 @@ type Lease struct {
 	released bool       // Release was called (guarded by opMu)
 
 	mu         sync.Mutex
+	ttl        time.Duration
 	validUntil time.Time
 	ended      error         // nil while held; else why it ended
 	changed    chan struct{} // signals the watcher that validUntil moved
 }
 
-func newLease(c *Client, key, value string, ttl time.Duration, token fencing.Token, validUntil time.Time, acq *round[grant], lc lockConfig) *Lease {
+// newLease hands out a lease and starts its watcher, which ends with the
+// lease, or at Close (which ends the lease).
+func (c *Client) newLease(key, value string, ttl time.Duration, token fencing.Token, validUntil time.Time, acq []*call[grant], lc lockConfig) *Lease {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	l := &Lease{
 		c: c, key: key, value: value, token: token, ttl: ttl, acq: acq,
@@ -47,20 +51,43 @@ func newLease(c *Client, key, value string, ttl time.Duration, token fencing.Tok
 			interval = ttl / 3
 		}
 	}
-	go l.watch(interval)
+	if !c.spawn(func() { l.watch(interval) }) {
+		l.end(errClosedLease)
+	}
 	return l
 }
 
-// Key returns the locked key.
-func (l *Lease) Key() string { return l.key }
+// errClosedLease ends the leases of a closed Client.
+var errClosedLease = fmt.Errorf("%w: the lease ended with its Client", ErrClosed)
+
+// Key returns the locked key (the first, for a lease of several keys: see
+// Keys).
+func (l *Lease) Key() string {
+	if l == nil {
+		return ""
+	}
+	return l.key
+}
 
 // Token returns the lease's fencing token: strictly greater than the token of
 // every lease of the same key that ended before this one was acquired. It is
-// zero when the Client was built WithFencing(false). Extend keeps it.
-func (l *Lease) Token() fencing.Token { return l.token }
+// zero when the Client was built WithFencing(false). Extend keeps it. For a
+// lease of several keys it is the first key's token: see Tokens.
+func (l *Lease) Token() fencing.Token {
+	if l == nil {
+		return 0
+	}
+	return l.token
+}
 
 // TTL returns the TTL the lease was acquired or last extended with.
 func (l *Lease) TTL() time.Duration {
+	if l == nil {
+		return 0
+	}
+	if l.parts != nil {
+		return l.parts[0].TTL()
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.ttl
@@ -69,6 +96,12 @@ func (l *Lease) TTL() time.Duration {
 // ValidUntil returns the local deadline of the lease: start of the winning
 // attempt + TTL − drift allowance. Mutual exclusion is only claimed before it.
 func (l *Lease) ValidUntil() time.Time {
+	if l == nil {
+		return time.Time{}
+	}
+	if l.parts != nil {
+		return l.multiValidUntil()
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.validUntil
@@ -76,24 +109,91 @@ func (l *Lease) ValidUntil() time.Time {
 
 // Done returns a channel closed when the lease ends for any reason: released,
 // validity run out, or renewal failed.
-func (l *Lease) Done() <-chan struct{} { return l.ctx.Done() }
+// On a nil lease it returns a closed channel.
+func (l *Lease) Done() <-chan struct{} {
+	if l == nil {
+		return closedChan
+	}
+	return l.ctx.Done()
+}
+
+var closedChan = func() chan struct{} { ch := make(chan struct{}); close(ch); return ch }()
 
 // Context returns a context cancelled when the lease ends. Its cause
 // (context.Cause) is ErrReleased after Release, or an error matching
 // ErrLockLost when the lease was lost.
-func (l *Lease) Context() context.Context { return l.ctx }
+// On a nil lease it returns a context already cancelled with
+// ErrInvalidArgument.
+func (l *Lease) Context() context.Context {
+	if l == nil {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		cancel(invalid("nil lease"))
+		return ctx
+	}
+	return l.ctx
+}
 
-// Err returns nil while the lease is held, and why it ended afterwards.
-func (l *Lease) Err() error { return l.held(l.c.cfg.clock.Now()) }
+// Err returns nil while the lease is held, and why it ended afterwards; for
+// a nil lease, an error matching ErrInvalidArgument.
+func (l *Lease) Err() error {
+	if l == nil {
+		return invalid("nil lease")
+	}
+	if l.parts != nil {
+		return l.multiHeld()
+	}
+	return l.held(l.c.cfg.clock.Now())
+}
 
-// end marks the lease ended with cause, once.
-func (l *Lease) end(cause error) {
+// setDeadline moves ValidUntil after a successful renewal, unless the lease
+// ended meanwhile (it then returns why).
+func (l *Lease) setDeadline(validUntil time.Time, ttl time.Duration) error {
 	l.mu.Lock()
-	if l.ended == nil {
-		l.ended = cause
+	ended := l.ended
+	if ended == nil {
+		l.validUntil, l.ttl = validUntil, ttl
 	}
 	l.mu.Unlock()
+	if ended == nil {
+		l.signalChange()
+	}
+	return ended
+}
+
+// shortenDeadline brings ValidUntil forward to validUntil if that is earlier.
+func (l *Lease) shortenDeadline(validUntil time.Time) {
+	l.mu.Lock()
+	moved := validUntil.Before(l.validUntil)
+	if moved {
+		l.validUntil = validUntil
+	}
+	l.mu.Unlock()
+	if moved {
+		l.signalChange()
+	}
+}
+
+func (l *Lease) signalChange() {
+	select {
+	case l.changed <- struct{}{}:
+	default:
+	}
+}
+
+// end marks the lease ended with cause, once; a lease that ends lost is
+// reported to the Observer.
+func (l *Lease) end(cause error) {
+	l.mu.Lock()
+	first := l.ended == nil
+	if first {
+		l.ended = cause
+	}
+	validUntil := l.validUntil
+	l.mu.Unlock()
 	l.cancel(cause)
+	if first && l.parts == nil && errors.Is(cause, ErrLockLost) {
+		l.observeLost(cause, validUntil)
+	}
 }
 
 // held reports whether the lease is held at now, ending it if its validity
@@ -121,8 +221,7 @@ func (l *Lease) watch(interval time.Duration) {
 	defer expiry.Stop()
 	var renew Timer
 	var renewC <-chan time.Time // nil without auto-extension: never fires
-	closing := l.c.closing
-	var renewed chan error // the renewal under way, nil when none
+	var renewed chan error      // the renewal under way, nil when none
 	if interval > 0 {
 		renew = clk.NewTimer(interval)
 		defer renew.Stop()
@@ -134,8 +233,11 @@ func (l *Lease) watch(interval time.Duration) {
 			return
 		case <-l.changed:
 			l.resetExpiry(expiry)
-		case <-closing:
-			closing, renewC = nil, nil // a closed Client renews nothing; the lease runs out
+		case <-l.c.closing:
+			// A closed Client keeps nothing running: the lease ends now. Its
+			// keys are left to expire by their TTL.
+			l.end(errClosedLease)
+			return
 		case <-expiry.C():
 			if l.held(clk.Now()) != nil {
 				return
@@ -146,7 +248,9 @@ func (l *Lease) watch(interval time.Duration) {
 			// renewal is under way, or the lease would look held past ValidUntil.
 			renewC = nil
 			renewed = make(chan error, 1)
-			go func() { renewed <- l.Extend(l.ctx, l.TTL()) }()
+			if !l.c.spawn(func() { renewed <- l.extend(l.ctx, l.TTL(), true) }) {
+				renewed <- ErrClosed
+			}
 		case err := <-renewed:
 			renewed = nil
 			if err != nil {
@@ -155,10 +259,8 @@ func (l *Lease) watch(interval time.Duration) {
 				}
 				return
 			}
-			if closing != nil {
-				renew.Reset(interval)
-				renewC = renew.C()
-			}
+			renew.Reset(interval)
+			renewC = renew.C()
 		}
 	}
 }
@@ -177,26 +279,9 @@ func (l *Lease) resetExpiry(t Timer) {
 // others need not wait for them to expire.
 func (l *Lease) lose(cause error) {
 	l.end(cause)
-	l.c.goBackground(func() {
+	l.c.spawn(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), l.c.masterTimeout(l.TTL()))
 		defer cancel()
-		_, _, _, _ = l.c.releaseAll(ctx, l.key, l.value, l.TTL(), l.unsettled())
+		_, _, _ = l.c.releaseAll(ctx, l.key, l.value, l.TTL(), l.acq)
 	})
-}
-
-// unsettled lists the masters whose acquiring SET has not been answered (or
-// failed in transport): it may still be applied later.
-func (l *Lease) unsettled() map[int]bool {
-	out := make(map[int]bool)
-	for i, done := range l.acq.done {
-		select {
-		case <-done:
-			if rep := *l.acq.final[i]; rep.err == nil || notSent(rep.err) || isAnswer(rep.err) {
-				continue
-			}
-		default:
-		}
-		out[i] = true
-	}
-	return out
 }

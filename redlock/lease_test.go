@@ -122,7 +122,12 @@ func TestCloseWhileLockersWait(t *testing.T) {
 			t.Errorf("waiter after Close: %v", err)
 		}
 	}
-	_ = held.Release(ctx)
+	if !errors.Is(held.Err(), ErrClosed) || !errors.Is(context.Cause(held.Context()), ErrClosed) {
+		t.Errorf("lease held across Close: Err %v, cause %v; want ErrClosed", held.Err(), context.Cause(held.Context()))
+	}
+	if err := held.Release(ctx); !errors.Is(err, ErrClosed) {
+		t.Errorf("Release after Close: %v; want ErrClosed", err)
+	}
 }
 
 func TestContextCauseAndErrBothMatch(t *testing.T) {

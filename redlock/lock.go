@@ -18,9 +18,10 @@ import (
 // waiters).
 //
 // Errors: as TryLock; when ctx ends, the *Error matches ctx's error and the
-// last attempt's failure.
-func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration, opts ...LockOption) (*Lease, error) {
-	lc, err := c.prepare(key, ttl, opts)
+// last attempt's failure; ErrClosed when the Client is closed while the call
+// waits (no attempt starts after Close).
+func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration, opts ...LockOption) (lease *Lease, err error) {
+	lc, err := c.prepare(ctx, key, ttl, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -28,20 +29,32 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration, opts .
 	// this Client waits for it, so a release is not missed between heads.
 	wake, unwatch := c.notifier.watch(key)
 	defer unwatch()
-	leave, err := c.queues.join(ctx, key)
+	leave, err := c.queues.join(ctx, key, c.closing)
 	defer leave()
+	if errors.Is(err, ErrClosed) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, &Error{Op: "lock", Key: key, Kind: ErrNotAcquired, Quorum: c.quorum, Cause: err}
 	}
 
 	b := c.cfg.newBackOff()
 	b.Reset()
+	start := c.cfg.clock.Now()
+	attempts := 0
+	var info attemptInfo
+	defer func() { c.observeAcquire(ctx, key, start, attempts, info, lease, err) }()
 	for {
 		woken := wake() // taken before the attempt: a release during it is not missed
 		began := c.cfg.clock.Now()
-		lease, err := c.attempt(ctx, key, ttl, lc)
+		attempts++
+		info = attemptInfo{}
+		lease, err = c.attempt(ctx, key, ttl, lc, &info)
 		if err == nil {
 			return lease, nil
+		}
+		if errors.Is(err, ErrClosed) {
+			return nil, err
 		}
 		took := c.cfg.clock.Now().Sub(began)
 		var e *Error
@@ -67,6 +80,9 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration, opts .
 			// that start together split the vote and all fail; a random delay
 			// of up to two attempt durations spreads them apart.
 			if !c.sleep(ctx, time.Duration(rand.Int64N(int64(2*took)+1))) {
+				if c.closed() {
+					return nil, ErrClosed
+				}
 				e.Cause = ctxErr(ctx)
 				return nil, e
 			}
@@ -75,15 +91,18 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration, opts .
 	}
 }
 
-// sleep waits d on the client's clock; false when ctx ended first.
+// sleep waits d on the client's clock; false when ctx ended or the client
+// closed first.
 func (c *Client) sleep(ctx context.Context, d time.Duration) bool {
 	if d <= 0 {
-		return ctxDone(ctx) == nil
+		return ctxDone(ctx) == nil && !c.closed()
 	}
 	t := c.cfg.clock.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
+		return false
+	case <-c.closing:
 		return false
 	case <-t.C():
 		return true

@@ -1,10 +1,10 @@
 package redlock
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -21,11 +21,13 @@ type master struct {
 	slots chan struct{}
 
 	// suspect is set when the master let a round time out and cleared when
-	// it answers; rounds do not wait for a suspect master (see round.remaining).
+	// it answers; rounds do not wait for a suspect master (see decide and
+	// round.collect), and a failed round pings it (pinging: one at a time).
 	suspect atomic.Bool
+	pinging atomic.Bool
 
 	mu     sync.Mutex
-	health health // restart detection and quarantine (quarantine.go)
+	health health // restart detection and quarantine (quarantine.go), guarded by mu
 
 	// delex says whether the master has DELEX (Redis ≥ 8.4): delexUnknown
 	// until a probe or COMMAND INFO tells; releases use the script until then.
@@ -80,6 +82,24 @@ func addrOf(rdb redis.UniversalClient, i int) string {
 	}
 }
 
+// ping asks a suspect master for a PING in the background, one at a time; an
+// answer clears suspect.
+func (m *master) ping(c *Client) {
+	if !m.pinging.CompareAndSwap(false, true) {
+		return
+	}
+	if !c.spawn(func() {
+		defer m.pinging.Store(false)
+		ctx, cancel := context.WithTimeout(c.bgCtx, c.masterTimeout(0))
+		defer cancel()
+		if err := m.rdb.Ping(ctx).Err(); err == nil || isAnswer(err) {
+			m.suspect.Store(false)
+		}
+	}) {
+		m.pinging.Store(false)
+	}
+}
+
 func (m *master) tryAcquireSlot() bool {
 	select {
 	case m.slots <- struct{}{}:
@@ -93,9 +113,4 @@ func (m *master) releaseSlot() { <-m.slots }
 
 func (m *master) errorf(err error) *MasterError {
 	return &MasterError{Master: m.index, Addr: m.addr, Err: err}
-}
-
-// drift is the validity lost to clock drift for a TTL: ttl·factor + 2 ms.
-func drift(ttl time.Duration, factor float64) time.Duration {
-	return time.Duration(float64(ttl)*factor) + clockDriftFloor
 }

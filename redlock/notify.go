@@ -87,8 +87,8 @@ func (n *notifier) startLocked() {
 	for _, m := range n.c.masters {
 		s := &subscription{ps: m.rdb.Subscribe(context.Background()), ops: make(chan subOp, 1024)}
 		n.subs = append(n.subs, s)
-		n.c.goBackground(func() { n.apply(s) })
-		n.c.goBackground(func() { n.receive(s) })
+		n.c.spawn(func() { n.apply(s) })
+		n.c.spawn(func() { n.receive(s) })
 	}
 }
 

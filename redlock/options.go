@@ -20,9 +20,6 @@ const (
 	DefaultCleanupHorizon = time.Minute
 )
 
-// clockDriftFloor is the fixed part of the drift allowance (antirez's 2 ms).
-const clockDriftFloor = 2 * time.Millisecond
-
 // config is what Options set.
 type config struct {
 	driftFactor    float64
@@ -36,6 +33,7 @@ type config struct {
 	maxInFlight    int
 	cleanupHorizon time.Duration
 	notifications  bool
+	observer       Observer
 }
 
 func defaultConfig() config {
@@ -49,6 +47,7 @@ func defaultConfig() config {
 		maxInFlight:    DefaultMaxInFlight,
 		cleanupHorizon: DefaultCleanupHorizon,
 		notifications:  true,
+		observer:       NopObserver{},
 	}
 }
 
@@ -187,6 +186,20 @@ func WithCleanupHorizon(d time.Duration) Option {
 			return invalid("cleanup horizon %v is not positive", d)
 		}
 		c.cleanupHorizon = d
+		return nil
+	}
+}
+
+// WithObserver reports every acquire, extend and release, every lost lease
+// and every master entering or leaving quarantine to o (see Observer and
+// Event; adapters: redlock/observe/promobserver, otelobserver). Default:
+// NopObserver. Observers(a, b) fans out to several.
+func WithObserver(o Observer) Option {
+	return func(c *config) error {
+		if o == nil {
+			return invalid("nil observer")
+		}
+		c.observer = o
 		return nil
 	}
 }

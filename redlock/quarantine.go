@@ -14,24 +14,24 @@ import (
 	"github.com/quorumlock/quorumlock/internal/probe"
 )
 
-// probeInterval is how often a master's run_id and uptime are looked at
-// again while the client is in use (a restart with appendfsync everysec keeps
-// the epoch marker, so only its run_id tells).
+// probeInterval is how often a master's run_id, uptime and markers are looked
+// at again while the client is in use (a restart with appendfsync everysec
+// keeps the epoch marker, so only its run_id tells).
 const probeInterval = time.Second
 
-// health is what a Client knows of one master's restarts. A master votes
-// only when it has been probed, is out of quarantine, and its fencing
-// counters are known to be complete.
+// probeKeys are the quorumlock keys every probe reads.
+var probeKeys = probe.Keys{Epoch: EpochKey, Synced: SyncedKey}
+
+// health is what a Client knows of one master's restarts (guarded by the
+// master's mu). The rule itself is probe.State's.
 type health struct {
-	probed    bool
+	state     probe.State
 	probing   bool
 	lastProbe time.Time
-	runID     string
-	epoch     string    // the epoch marker trusted; "" until adopted or synced
-	until     time.Time // no vote before this
-	reason    string
-	needSync  bool // counters must be raised from the others first
 	syncing   bool
+	// reported is what the Observer was last told: 0 nothing yet, 1 the
+	// master votes, 2 it does not.
+	reported int
 }
 
 // MasterHealth is one master as the Client sees it (see Client.Health).
@@ -40,28 +40,31 @@ type MasterHealth struct {
 	Addr        string
 	Probed      bool
 	RunID       string
-	Quarantined bool
-	Until       time.Time // end of quarantine, when quarantined by time
-	Reason      string    // why it does not vote, "" when it does
+	Quarantined bool      // it does not vote now (unreachable included)
+	Until       time.Time // when a time quarantine ends; zero when not by time
+	Reason      string    // why it does not vote, counting down from the call; "" when it does
+	// Err is nil when the master votes, and otherwise wraps the per-master
+	// sentinel of its state (ErrUnreachable, ErrYoung, ErrDataLost, ...).
+	Err error
 }
 
-// Health reports, per master, whether it votes and why not, as of the
-// client's last operation (operations re-probe masters every second and
-// start a rejoining master's counter sync). Without quarantine
+// Health reports, per master, whether its vote counts now and why not, as
+// of the client's last probe (operations re-probe masters every second).
+// Reasons count down from the moment of the call. Without quarantine
 // (WithoutQuarantine) every master votes.
 func (c *Client) Health() []MasterHealth {
 	now := c.cfg.clock.Now()
 	out := make([]MasterHealth, len(c.masters))
 	for i, m := range c.masters {
 		m.mu.Lock()
-		h := m.health
+		st := m.health.state
 		m.mu.Unlock()
-		mh := MasterHealth{Master: i, Addr: m.addr, Probed: h.probed, RunID: h.runID}
+		mh := MasterHealth{Master: i, Addr: m.addr, Probed: st.Probed, RunID: st.RunID}
 		if c.cfg.quarantine {
-			mh.Reason = h.voteBlocker(now)
-			mh.Quarantined = mh.Reason != ""
-			if now.Before(h.until) {
-				mh.Until = h.until
+			v := st.Verdict(now, c.longest())
+			if !v.Votes() {
+				mh.Quarantined, mh.Until, mh.Reason = true, v.Until, v.String()
+				mh.Err = v.Err()
 			}
 		}
 		out[i] = mh
@@ -69,80 +72,100 @@ func (c *Client) Health() []MasterHealth {
 	return out
 }
 
-// voteBlocker says why the master does not vote now, "" when it does.
-func (h *health) voteBlocker(now time.Time) string {
-	switch {
-	case !h.probed:
-		return "not probed yet"
-	case now.Before(h.until):
-		return h.reason
-	case h.needSync:
-		return "raising its fencing counters from the other masters"
-	}
-	return ""
-}
-
+// longest is the quarantine length: the longest TTL this client has used,
+// or WithQuarantine's, whichever is longer. It is read at every vote, so a
+// longer TTL applies from the call that first uses it.
 func (c *Client) longest() time.Duration {
 	return max(time.Duration(c.longestTTL.Load()), c.cfg.quarantineMin)
 }
 
-// voters returns the masters whose votes count now, and an ErrQuarantined
-// error for each master left out. The first call probes every master; later
-// calls re-probe in the background every probeInterval.
-func (c *Client) voters(ctx context.Context) ([]int, *multierror.Error) {
+// electorate is who takes part in a round 1: the masters it is sent to, and
+// which of them count by themselves (votes).
+type electorate struct {
+	send    []int
+	votes   []bool
+	mayVote int
+	errs    []error // why the others do not count (quarantine reasons, unreachable)
+}
+
+// electorate probes masters as needed and says who takes part: every master
+// that answered its last probe is asked (a quarantined master's yes counts in
+// a round that every master granted, see decide); only masters out of
+// quarantine count by themselves.
+func (c *Client) electorate(ctx context.Context) electorate {
+	e := electorate{votes: make([]bool, len(c.masters))}
 	if !c.cfg.quarantine {
-		return c.allMasters(), nil
+		e.send, e.mayVote = c.allMasters(), len(c.masters)
+		for i := range e.votes {
+			e.votes[i] = true
+		}
+		return e
 	}
 	c.refresh(ctx)
 	now := c.cfg.clock.Now()
-	var idx []int
-	var errs *multierror.Error
+	longest := c.longest()
 	for i, m := range c.masters {
 		m.mu.Lock()
-		blocker := m.health.voteBlocker(now)
+		v := m.health.state.Verdict(now, longest)
 		m.mu.Unlock()
-		if blocker == "" {
-			idx = append(idx, i)
-		} else {
-			errs = multierror.Append(errs, m.errorf(fmt.Errorf("%w: %s", ErrQuarantined, blocker)))
+		switch v.Kind {
+		case probe.Votes:
+			e.send, e.votes[i] = append(e.send, i), true
+			e.mayVote++
+			continue
+		case probe.Unreachable, probe.NotProbed, probe.Replica:
+		default:
+			e.send = append(e.send, i)
 		}
+		e.errs = append(e.errs, m.errorf(v.Err()))
 	}
-	return idx, errs
+	return e
 }
 
 // refresh re-probes, in parallel and before the vote, every master whose
 // last probe is older than probeInterval (each probe waits at most the
-// per-master timeout), and starts the counter sync of every master that
-// needs one and is out of its time quarantine. It waits for syncs it started at most the per-master timeout:
-// a fresh cluster's bootstrap or a rejoining master's sync then usually
-// lets this very attempt count the master.
+// per-master timeout; masters whose last probe failed are probed in the
+// background and not waited for), bootstraps a fresh cluster, and starts
+// the counter sync of every master that needs one and is out of its time
+// quarantine, waiting for those at most the per-master timeout.
 func (c *Client) refresh(ctx context.Context) {
 	now := c.cfg.clock.Now()
-	var stale []int
+	defer c.reportQuarantine()
+	var wg sync.WaitGroup
 	for i, m := range c.masters {
 		m.mu.Lock()
 		h := &m.health
-		if !h.probing && (!h.probed || now.Sub(h.lastProbe) >= probeInterval) {
-			h.probing, stale = true, append(stale, i)
+		stale := !h.probing && (!h.state.Probed || h.state.Err != nil || now.Sub(h.lastProbe) >= probeInterval)
+		failing := h.state.Err != nil
+		if stale {
+			h.probing = true
 		}
 		m.mu.Unlock()
-	}
-	var wg sync.WaitGroup
-	for _, i := range stale {
-		wg.Go(func() { c.probeMaster(ctx, i) })
+		switch {
+		case !stale:
+		case failing:
+			c.spawn(func() { c.probeMaster(c.bgCtx, i) })
+		default:
+			wg.Add(1)
+			if !c.spawn(func() { defer wg.Done(); c.probeMaster(ctx, i) }) {
+				wg.Done()
+			}
+		}
 	}
 	wg.Wait()
+	c.bootstrapIfFresh(ctx)
 
 	var syncs []chan struct{}
 	now = c.cfg.clock.Now()
+	longest := c.longest()
 	for i, m := range c.masters {
 		m.mu.Lock()
 		h := &m.health
 		// The sync reads the others only after the time quarantine, as the
 		// proof in docs/fencing.md (R4) assumes.
-		if h.probed && h.needSync && !h.syncing && !now.Before(h.until) {
+		if !h.syncing && h.state.Verdict(now, longest).Kind == probe.RaisingCounters {
 			done := make(chan struct{})
-			if h.syncing = c.goBackground(func() { defer close(done); c.syncCounters(c.bgCtx, i) }); h.syncing {
+			if h.syncing = c.spawn(func() { defer close(done); c.syncCounters(c.bgCtx, i) }); h.syncing {
 				syncs = append(syncs, done)
 			}
 		}
@@ -151,7 +174,7 @@ func (c *Client) refresh(ctx context.Context) {
 	if len(syncs) == 0 {
 		return
 	}
-	t := c.cfg.clock.NewTimer(c.masterTimeout(c.longest()))
+	t := c.cfg.clock.NewTimer(c.masterTimeout(longest))
 	defer t.Stop()
 	for _, done := range syncs {
 		select {
@@ -164,8 +187,8 @@ func (c *Client) refresh(ctx context.Context) {
 	}
 }
 
-// probeMaster asks master i for its run_id, uptime, persistence and epoch
-// marker, and applies the quarantine rule (probe.Quarantine).
+// probeMaster asks master i for its run_id, uptime, persistence, replication
+// role and markers, and folds the answer into its state (probe.State).
 func (c *Client) probeMaster(ctx context.Context, i int) {
 	m := c.masters[i]
 	ctx, cancel := context.WithTimeout(ctx, c.masterTimeout(c.longest()))
@@ -175,10 +198,12 @@ func (c *Client) probeMaster(ctx context.Context, i int) {
 		err  error
 	}
 	res := make(chan result, 1)
-	go func() { // the caller's client may ignore ctx: never wait past it
-		info, err := probe.Master(ctx, m.rdb, EpochKey)
+	if !c.spawn(func() { // the caller's client may ignore ctx: never wait past it
+		info, err := probe.Master(ctx, m.rdb, probeKeys)
 		res <- result{info, err}
-	}()
+	}) {
+		res <- result{err: ErrClosed}
+	}
 	var r result
 	select {
 	case r = <-res:
@@ -189,63 +214,122 @@ func (c *Client) probeMaster(ctx context.Context, i int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	h := &m.health
-	h.probing = false
-	h.lastProbe = now
+	h.probing, h.lastProbe = false, now
 	if r.err != nil {
+		h.state = h.state.Failed(r.err)
 		c.cfg.logger.Debug("redlock: probe failed", "master", m.addr, "err", r.err)
 		return
 	}
-	wait, reason := probe.Quarantine(r.info, h.runID, h.epoch, c.longest())
-	if wait > 0 && now.Add(wait).After(h.until) {
-		h.until, h.reason = now.Add(wait), reason
-		c.cfg.logger.Info("redlock: master quarantined", "master", m.addr, "reason", reason, "for", wait)
-	}
+	before := h.state.Verdict(now, c.longest())
+	h.state = h.state.Observe(r.info, now)
 	m.setDELEX(r.info.DELEX)
-	restarted := h.runID != "" && h.runID != r.info.RunID
-	switch {
-	case r.info.Epoch == "":
-		h.needSync, h.epoch = true, "" // never used by quorumlock, or lost its data
-	case restarted && !r.info.Durable():
-		// It kept its marker but may have come back from an older state (an
-		// RDB snapshot, the last second of appendfsync everysec): raise its
-		// counters again before it votes.
-		h.needSync, h.epoch = true, r.info.Epoch
-	case r.info.Epoch != h.epoch:
-		// A marker is only ever set once the master's counters were raised
-		// (or on a fresh cluster, see bootstrap): adopt a marker new to us. A
-		// marker other than the trusted one means the master lost its data and
-		// was synced by another client since; probe.Quarantine made it wait the
-		// longest TTL.
-		h.needSync, h.epoch = false, r.info.Epoch
+	if after := h.state.Verdict(now, c.longest()); !after.Votes() && after.Kind != before.Kind {
+		c.cfg.logger.Info("redlock: master does not vote", "master", m.addr, "reason", after.String())
 	}
-	h.runID, h.probed = r.info.RunID, true
 }
 
-// acceptEpoch checks the epoch marker a master sent with its vote: a marker
+// reportQuarantine tells the Observer which reachable masters started or
+// stopped counting by themselves since it was last told (a master's first
+// verdict is news when it does not vote). Called after every refresh, so a
+// time quarantine that ended between two operations is reported at the
+// next one.
+func (c *Client) reportQuarantine() {
+	now := c.cfg.clock.Now()
+	longest := c.longest()
+	for _, m := range c.masters {
+		m.mu.Lock()
+		v := m.health.state.Verdict(now, longest)
+		news := false
+		if v.Kind != probe.Unreachable && v.Kind != probe.NotProbed {
+			state := 2
+			if v.Votes() {
+				state = 1
+			}
+			news = state != m.health.reported && (m.health.reported != 0 || state == 2)
+			m.health.reported = state
+		}
+		m.mu.Unlock()
+		if news {
+			c.observeQuarantine(m, v) // outside m.mu: an Observer may call Health
+		}
+	}
+}
+
+// bootstrapIfFresh marks every master of a fresh cluster at once: when every
+// master answered its probe and none carries an epoch marker, nobody has
+// locked on it with quarantine, so no token was ever written back and there
+// are no counters to raise. (Marking them one by one would leave each
+// waiting for complete peers that never come.) Every master must answer:
+// one that does not might carry a marker, and then the others lost their
+// data rather than never having any. The young rule still applies.
+func (c *Client) bootstrapIfFresh(ctx context.Context) {
+	runIDs := make([]string, len(c.masters))
+	for i, m := range c.masters {
+		m.mu.Lock()
+		st := m.health.state
+		m.mu.Unlock()
+		if !st.Probed || st.Err != nil || st.Epoch != "" {
+			return
+		}
+		runIDs[i] = st.RunID
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.masterTimeout(c.longest()))
+	defer cancel()
+	// Read every marker again: a probe may be up to a second old.
+	for _, m := range c.masters {
+		v, err := m.rdb.Get(ctx, EpochKey).Result()
+		if !errors.Is(err, redis.Nil) || v != "" {
+			return
+		}
+	}
+	marks := make([]string, len(c.masters))
+	for i, m := range c.masters {
+		v, err := bootstrapScript.Run(ctx, m.rdb, []string{EpochKey, SyncedKey}, newValue(), runIDs[i]).Text()
+		if err != nil {
+			c.cfg.logger.Warn("redlock: could not mark a fresh cluster", "master", m.addr, "err", err)
+			return
+		}
+		marks[i] = v
+	}
+	for i, m := range c.masters {
+		m.mu.Lock()
+		if m.health.state.RunID == runIDs[i] {
+			m.health.state = m.health.state.Bootstrapped(marks[i])
+		}
+		m.mu.Unlock()
+	}
+	c.cfg.logger.Info("redlock: fresh cluster: epoch markers set on every master")
+}
+
+// acceptEpoch checks the epoch marker a master sent with its grant: a marker
 // other than the one trusted means the master lost its data since (a restart
-// without persistence, a FLUSHALL). Its vote is refused and it is
-// quarantined for the longest TTL; its counters are raised before it votes
-// again.
+// without persistence, a FLUSHALL). Its grant then does not count as a vote
+// by itself, and it is quarantined from now. A master whose marker is not
+// trusted yet (it does not vote) is left as it is.
 func (c *Client) acceptEpoch(i int, epoch string) bool {
 	if !c.cfg.quarantine {
 		return true
 	}
 	m := c.masters[i]
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	h := &m.health
-	if h.epoch != "" && epoch == h.epoch {
+	switch trusted := h.state.Epoch; {
+	case trusted != "" && epoch == trusted:
+		m.mu.Unlock()
 		return true
+	case trusted == "":
+		m.mu.Unlock()
+		return false
 	}
-	until := c.cfg.clock.Now().Add(c.longest())
-	if until.After(h.until) {
-		h.until = until
-		h.reason = fmt.Sprintf("lost its data (epoch marker changed); waits the longest TTL %v", c.longest())
-	}
-	if epoch == "" {
-		h.needSync, h.epoch = true, "" // its counters must be raised before it votes
-	} else {
-		h.needSync, h.epoch = false, epoch // another client already raised them
+	now := c.cfg.clock.Now()
+	h.state = h.state.EpochChanged(now)
+	h.lastProbe = time.Time{} // probe again before the next vote
+	v := h.state.Verdict(now, c.longest())
+	news := h.reported != 2
+	h.reported = 2
+	m.mu.Unlock()
+	if news {
+		c.observeQuarantine(m, v)
 	}
 	c.cfg.logger.Warn("redlock: master lost its data; quarantined", "master", m.addr, "for", c.longest())
 	return false
@@ -253,13 +337,16 @@ func (c *Client) acceptEpoch(i int, epoch string) bool {
 
 // syncCounters raises master i's fencing counters to the highest value found
 // on enough of the other masters that every write-back majority is among
-// them (M − quorum + 1 of them), then sets its epoch marker. Only then does
-// the master vote again.
+// them (M − quorum + 1 of them), then sets its epoch marker and records its
+// run_id as complete. Only then does the master vote again.
 func (c *Client) syncCounters(ctx context.Context, i int) {
 	m := c.masters[i]
 	ctx, cancel := context.WithTimeout(ctx, max(10*time.Second, c.longest()))
 	defer cancel()
-	epoch, err := c.sync(ctx, i)
+	m.mu.Lock()
+	runID := m.health.state.RunID
+	m.mu.Unlock()
+	epoch, err := c.sync(ctx, i, runID)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	h := &m.health
@@ -268,13 +355,15 @@ func (c *Client) syncCounters(ctx context.Context, i int) {
 		c.cfg.logger.Warn("redlock: could not raise a rejoining master's counters", "master", m.addr, "err", err)
 		return
 	}
-	h.needSync, h.epoch = false, epoch
+	if h.state.RunID == runID {
+		h.state = h.state.Synced(epoch)
+	}
 }
 
-// sync raises master i's counters and then sets its epoch marker, guarded:
-// a key set before the raise must still be there when the marker is set,
-// or the master restarted meanwhile and lost what was raised.
-func (c *Client) sync(ctx context.Context, i int) (string, error) {
+// sync raises master i's counters and then sets its epoch marker and synced
+// run_id, guarded: a key set before the raise must still be there when the
+// marker is set, or the master restarted meanwhile and lost what was raised.
+func (c *Client) sync(ctx context.Context, i int, runID string) (string, error) {
 	rdb := c.masters[i].rdb
 	guard := SyncPrefix + newValue()
 	if err := rdb.Set(ctx, guard, "1", 10*time.Minute).Err(); err != nil {
@@ -284,7 +373,7 @@ func (c *Client) sync(ctx context.Context, i int) (string, error) {
 		_ = rdb.Del(ctx, guard).Err()
 		return "", err
 	}
-	epoch, err := finishSyncScript.Run(ctx, rdb, []string{guard, EpochKey}, newValue()).Text()
+	epoch, err := finishSyncScript.Run(ctx, rdb, []string{guard, EpochKey, SyncedKey}, newValue(), runID).Text()
 	if errors.Is(err, redis.Nil) {
 		return "", errors.New("the master restarted while its counters were raised")
 	}
@@ -292,10 +381,10 @@ func (c *Client) sync(ctx context.Context, i int) (string, error) {
 }
 
 // raiseFromOthers raises master i's counters from the other masters whose
-// counters are complete (probed, not waiting for a sync of their own) and
-// whose epoch marker is still the one trusted before and after their
-// counters are read. A master that lost its data and has not
-// been synced yet would hide the tokens it forgot.
+// counters are complete (they answer, are not waiting for a sync of their
+// own, and carry the marker trusted before and after their counters are
+// read). A master that lost its data and has not been synced yet would hide
+// the tokens it forgot.
 func (c *Client) raiseFromOthers(ctx context.Context, i int) error {
 	need := len(c.masters) - c.quorum + 1
 	if len(c.masters) == 1 {
@@ -311,25 +400,25 @@ func (c *Client) raiseFromOthers(ctx context.Context, i int) error {
 		if j == i {
 			continue
 		}
-		// Complete counters are what matters here, not the time quarantine,
-		// which is about lock keys.
 		o.mu.Lock()
-		epoch, ok := o.health.epoch, o.health.probed && !o.health.needSync
+		st := o.health.state
 		o.mu.Unlock()
-		if !ok || epoch == "" {
+		if !st.Probed || st.Err != nil || st.NeedSync || st.Epoch == "" {
 			continue
 		}
 		asked++
-		go func() {
-			vals, err := readCounters(ctx, o.rdb, epoch)
+		if !c.spawn(func() {
+			vals, err := readCounters(ctx, o.rdb, st.Epoch)
 			if err != nil {
 				err = o.errorf(err)
 			}
 			res <- counters{vals, err}
-		}()
+		}) {
+			res <- counters{err: ErrClosed}
+		}
 	}
 	if asked < need {
-		return c.bootstrap(ctx, asked, need)
+		return fmt.Errorf("only %d other masters have complete counters; %d needed", asked, need)
 	}
 	highest := make(map[string]fencing.Token)
 	var errs *multierror.Error
@@ -352,47 +441,6 @@ func (c *Client) raiseFromOthers(ctx context.Context, i int) error {
 		return fmt.Errorf("counters from %d of the %d other masters needed: %w", got, need, errs.ErrorOrNil())
 	}
 	return raiseCounters(ctx, c.masters[i].rdb, highest)
-}
-
-// bootstrap handles a cluster that no quorumlock client with quarantine has
-// used yet: no master carries an epoch marker, so no token was ever written
-// back and there are no counters to raise. It then marks every master at
-// once, so that they all count as complete together (marking them one by one
-// would leave each waiting for complete peers that never come). Every master
-// must answer: one that does not might carry a marker, and then the others
-// lost their data rather than never having any.
-func (c *Client) bootstrap(ctx context.Context, complete, need int) error {
-	notFresh := fmt.Errorf("only %d other masters have complete counters; %d needed", complete, need)
-	for _, m := range c.masters {
-		v, err := m.rdb.Get(ctx, EpochKey).Result()
-		switch {
-		case errors.Is(err, redis.Nil):
-		case err != nil:
-			return fmt.Errorf("%w (and master %s, unreachable, may carry an epoch marker)", notFresh, m.addr)
-		case v != "":
-			return notFresh
-		}
-	}
-	for _, m := range c.masters {
-		if err := m.rdb.SetNX(ctx, EpochKey, newValue(), 0).Err(); err != nil {
-			return err
-		}
-	}
-	// Every master is complete now: trust the markers at once rather than at
-	// the next probe, so that the first lock need not wait for it.
-	for _, m := range c.masters {
-		v, err := m.rdb.Get(ctx, EpochKey).Result()
-		if err != nil {
-			continue
-		}
-		m.mu.Lock()
-		if m.health.probed && m.health.epoch == "" {
-			m.health.epoch, m.health.needSync = v, false
-		}
-		m.mu.Unlock()
-	}
-	c.cfg.logger.Info("redlock: fresh cluster: epoch markers set on every master")
-	return nil
 }
 
 // readCounters reads every fencing counter on a master, checking that its

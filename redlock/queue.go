@@ -16,9 +16,9 @@ type fifoQueues struct {
 
 func newFIFOQueues() *fifoQueues { return &fifoQueues{lines: make(map[string][]chan struct{})} }
 
-// join waits until the caller heads key's line, or ctx ends. leave must be
-// called exactly once either way.
-func (q *fifoQueues) join(ctx context.Context, key string) (leave func(), err error) {
+// join waits until the caller heads key's line, ctx ends, or closing is
+// closed (ErrClosed). leave must be called exactly once either way.
+func (q *fifoQueues) join(ctx context.Context, key string, closing <-chan struct{}) (leave func(), err error) {
 	turn := make(chan struct{})
 	q.mu.Lock()
 	line := append(q.lines[key], turn)
@@ -34,6 +34,8 @@ func (q *fifoQueues) join(ctx context.Context, key string) (leave func(), err er
 		return leave, nil
 	case <-ctx.Done():
 		return leave, ctxErr(ctx)
+	case <-closing:
+		return leave, ErrClosed
 	}
 }
 

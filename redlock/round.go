@@ -2,163 +2,293 @@ package redlock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/quorumlock/quorumlock/internal/probe"
 )
 
-// reply is one master's answer in a round.
+// reply is one master's answer to one command.
 type reply[T any] struct {
-	master int
-	val    T
-	err    error
+	val T
+	err error
 }
 
-// round sends one command to several masters in parallel and hands back their
-// answers as they come. It never waits for a master longer than the
-// per-master timeout, whatever timeouts the caller's go-redis clients were
-// built with: the command runs in its own goroutine, and a goroutine stuck in
-// a client that ignores deadlines is simply not waited for. Late answers are
-// still recorded (done and final), which is what cleanup after a failed attempt
-// needs.
+// call is one command to one master. Its answer is readable once done is
+// closed, however late: a failed attempt's cleanup keeps only the calls it
+// needs, not the round.
+type call[T any] struct {
+	done    chan struct{}
+	rep     reply[T]      // set before done is closed
+	latency time.Duration // from the round's start to the answer, set before done is closed
+}
+
+// result returns the answer, and false while there is none.
+func (c *call[T]) result() (reply[T], bool) {
+	select {
+	case <-c.done:
+		return c.rep, true
+	default:
+		return reply[T]{}, false
+	}
+}
+
+// round sends one command to several masters in parallel and decides, with
+// the quorum rule (decide), as their answers come. It never waits for a
+// master longer than the per-master timeout, whatever timeouts the caller's
+// go-redis clients were built with: each command runs in a goroutine of its
+// own (owned by the Client, see spawn), and one stuck in a client that
+// ignores deadlines is simply not waited for.
 type round[T any] struct {
 	c       *Client
-	replies chan reply[T]
+	calls   []*call[T] // by master index; nil where nothing was sent
+	out     []outcome  // by master index
+	suspect []bool     // suspect when the round began: not waited for
+	errs    []error    // per-master errors, in the order they came
+	replies chan int   // index of a master whose call is done
 	timer   Timer
-	expired bool         // the per-master timeout passed
-	pending map[int]bool // masters whose answer has not been taken yet
-
-	// done[i] is closed when master i's command has returned; final[i] then
-	// holds its answer. Only masters in the round have entries.
-	done  map[int]chan struct{}
-	final map[int]*reply[T]
+	start   time.Time
+	expired bool // the per-master timeout passed before the decision
 }
 
-// startRound runs do on each master in idx. The context each command gets
-// is detached from ctx's cancellation (an answer that arrives after the
-// caller stopped waiting still tells cleanup what happened) and bounded by
-// timeout.
+// startRound runs do on each master in idx; the other masters count as
+// unsent. Each command's context is detached from ctx's cancellation (an
+// answer that comes after the caller stopped waiting still tells cleanup
+// what happened) and bounded by timeout.
 func startRound[T any](ctx context.Context, c *Client, idx []int, timeout time.Duration,
 	do func(ctx context.Context, m *master) (T, error)) *round[T] {
+	n := len(c.masters)
 	r := &round[T]{
 		c:       c,
-		replies: make(chan reply[T], len(idx)),
-		pending: make(map[int]bool, len(idx)),
-		done:    make(map[int]chan struct{}, len(idx)),
-		final:   make(map[int]*reply[T], len(idx)),
+		calls:   make([]*call[T], n),
+		out:     make([]outcome, n),
+		suspect: make([]bool, n),
+		replies: make(chan int, len(idx)),
 		timer:   c.cfg.clock.NewTimer(timeout),
+		start:   c.cfg.clock.Now(),
+	}
+	for i := range r.out {
+		r.out[i] = unsent
 	}
 	detached := context.WithoutCancel(ctx)
 	for _, i := range idx {
 		m := c.masters[i]
-		r.pending[i] = true
-		done := make(chan struct{})
-		r.done[i] = done
+		cl := &call[T]{done: make(chan struct{})}
+		r.calls[i] = cl
+		r.out[i] = waiting
+		if m.suspect.Load() {
+			r.out[i], r.suspect[i] = silent, true
+		}
+		finish := func(rep reply[T]) {
+			cl.rep, cl.latency = rep, c.cfg.clock.Now().Sub(r.start)
+			close(cl.done)
+			r.replies <- i
+		}
 		if !m.tryAcquireSlot() {
-			rep := reply[T]{master: i, err: m.errorf(ErrMasterBusy)}
-			r.final[i] = &rep
-			close(done)
-			r.replies <- rep
+			finish(reply[T]{err: ErrMasterBusy})
 			continue
 		}
-		slot := new(reply[T])
-		r.final[i] = slot
-		go func() {
+		started := c.spawn(func() {
 			defer m.releaseSlot()
 			cctx, cancel := context.WithTimeout(detached, timeout)
 			v, err := do(cctx, m)
 			cancel()
-			rep := reply[T]{master: i, val: v, err: err}
-			if err != nil {
-				rep.err = m.errorf(err)
-			}
 			if err == nil || isAnswer(err) {
 				m.suspect.Store(false) // it answers again
 			}
-			*slot = rep
-			close(done)
-			r.replies <- rep
-		}()
+			finish(reply[T]{val: v, err: err})
+		})
+		if !started {
+			m.releaseSlot()
+			finish(reply[T]{err: ErrClosed})
+		}
 	}
 	return r
 }
 
-// next returns the next answer. ok is false once every master answered, the
-// per-master timeout passed (the rest count as timed out), or ctx ended
-// (cause is then ctx's error).
-func (r *round[T]) next(ctx context.Context) (rep reply[T], ok bool, cause error) {
-	if len(r.pending) == 0 {
-		return rep, false, nil
+// collect takes answers, classifying each with classify (an outcome, and
+// the master's error for a no or a failure), until the round decides or ctx
+// ends (cause is then ctx's error and the decision is undecided). When the
+// per-master timeout passes, the masters still waited for become silent
+// and suspect.
+func (r *round[T]) collect(ctx context.Context, votes []bool, q int,
+	classify func(i int, rep reply[T]) (outcome, error)) (d decision, cause error) {
+	for {
+		if d = decide(r.out, votes, q); d != undecided {
+			r.timer.Stop()
+			if d == failed {
+				r.wakeSuspects()
+			}
+			return d, nil
+		}
+		select {
+		case i := <-r.replies:
+			r.take(i, classify)
+		case <-r.timer.C():
+			r.expire()
+		case <-ctx.Done():
+			r.timer.Stop()
+			return undecided, ctxErr(ctx)
+		}
 	}
-	select {
-	case rep = <-r.replies:
-		delete(r.pending, rep.master)
-		return rep, true, nil
-	case <-r.timer.C():
-		r.expired = true
-		for i := range r.pending {
+}
+
+// wakeSuspects pings, in the background, the suspect masters a failed round
+// did not wait for: a master that answers is no longer suspect, so a master
+// that resumed counts again from the next attempt on, without a round
+// having to wait for it first.
+func (r *round[T]) wakeSuspects() {
+	for i, o := range r.out {
+		if o == silent && r.suspect[i] {
+			r.c.masters[i].ping(r.c)
+		}
+	}
+}
+
+// await takes answers until every master answered or the per-master
+// timeout passed.
+func (r *round[T]) await(classify func(i int, rep reply[T]) (outcome, error)) {
+	defer r.timer.Stop()
+	for r.count(waiting) > 0 {
+		select {
+		case i := <-r.replies:
+			r.take(i, classify)
+		case <-r.timer.C():
+			r.expire()
+		}
+	}
+}
+
+// take records master i's answer.
+func (r *round[T]) take(i int, classify func(i int, rep reply[T]) (outcome, error)) {
+	rep := r.calls[i].rep
+	var o outcome
+	var err error
+	if rep.err != nil {
+		o, err = r.c.masters[i].classify(rep.err)
+	} else {
+		o, err = classify(i, rep)
+	}
+	r.out[i] = o
+	if err != nil {
+		r.errs = append(r.errs, err)
+	}
+}
+
+// expire marks the masters still waited for silent and suspect.
+func (r *round[T]) expire() {
+	r.expired = true
+	for i, o := range r.out {
+		if o == waiting {
+			r.out[i] = silent
 			r.c.masters[i].suspect.Store(true)
 		}
-		return rep, false, nil
-	case <-ctx.Done():
-		return rep, false, ctxErr(ctx)
 	}
 }
 
-// collect takes answers until the ones that count (count returns true)
-// reach quorum, or quorum can no longer be reached (suspect masters are not
-// waited for), or the per-master timeout passes, or ctx ends (cause is then
-// ctx's error). It returns how many counted.
-func (r *round[T]) collect(ctx context.Context, quorum int, count func(reply[T]) bool) (yes int, cause error) {
-	for yes < quorum && yes+r.remaining() >= quorum {
-		rep, ok, ctxErr := r.next(ctx)
-		if !ok {
-			return yes, ctxErr
+// silence explains every master whose answer had not come when the round
+// decided, in master order.
+func (r *round[T]) silence() []error {
+	var errs []error
+	for i, o := range r.out {
+		if !o.open() {
+			continue
 		}
-		if count(rep) {
-			yes++
+		m := r.c.masters[i]
+		switch {
+		case r.suspect[i]:
+			errs = append(errs, m.errorf(fmt.Errorf("%w: it let an earlier round time out and has not answered since", ErrNotWaitedFor)))
+		case r.expired:
+			errs = append(errs, m.errorf(ErrMasterTimeout))
+		default:
+			errs = append(errs, m.errorf(fmt.Errorf("%w: the round had decided", ErrNotWaitedFor)))
 		}
 	}
-	return yes, nil
+	return errs
 }
 
-// remaining is the number of masters whose answer has not been taken and
-// may still come in time. A master that let a round time out is suspect
-// until it answers again: rounds do not wait for it (its command is still
-// sent, and an answer that arrives before the decision still counts), so a
-// master that is down costs one timeout, not one per attempt.
-func (r *round[T]) remaining() int {
+// results is each master's part of the round for an Observer: its latency
+// when it answered, and its error (from errs, which holds MasterErrors) when
+// it did not agree.
+func (r *round[T]) results(errs []error) []MasterResult {
+	out := r.c.masterResults(errs)
+	for i, cl := range r.calls {
+		if cl == nil {
+			continue
+		}
+		if _, ok := cl.result(); ok {
+			out[i].Latency = cl.latency
+		}
+	}
+	return out
+}
+
+// answered counts the masters that answered (yes, no or an error reply).
+func (r *round[T]) answered() int {
 	n := 0
-	for i := range r.pending {
-		if !r.c.masters[i].suspect.Load() {
+	for _, o := range r.out {
+		if o.answered() {
 			n++
 		}
 	}
 	return n
 }
 
-// unanswered lists the masters whose answer has not been taken, in no order.
-func (r *round[T]) unanswered() []int {
-	out := make([]int, 0, len(r.pending))
-	for i := range r.pending {
-		out = append(out, i)
-	}
-	return out
-}
-
-// silence explains every master whose answer was not taken: it let the
-// per-master timeout pass, or it was not waited for because it is suspect.
-func (r *round[T]) silence() []error {
-	var errs []error
-	for i := range r.pending {
-		m := r.c.masters[i]
-		if m.suspect.Load() && !r.expired {
-			errs = append(errs, m.errorf(fmt.Errorf("%w: not waited for, it let an earlier round time out and has not answered since", ErrMasterTimeout)))
-		} else {
-			errs = append(errs, m.errorf(ErrMasterTimeout))
+// count returns how many masters have outcome o.
+func (r *round[T]) count(o outcome) int {
+	n := 0
+	for _, x := range r.out {
+		if x == o {
+			n++
 		}
 	}
-	return errs
+	return n
 }
 
-// stop releases the round's timer. Commands still running go on.
-func (r *round[T]) stop() { r.timer.Stop() }
+// masters lists the masters with outcome o.
+func (r *round[T]) masters(o outcome) []int {
+	var idx []int
+	for i, x := range r.out {
+		if x == o {
+			idx = append(idx, i)
+		}
+	}
+	return idx
+}
+
+// outcomeOf is the outcome of a command that failed with err: nothing sent,
+// an error reply, or a transport error whose command may still run.
+func outcomeOf(err error) outcome {
+	switch {
+	case errors.Is(err, ErrMasterBusy), errors.Is(err, ErrClosed):
+		return unsent
+	case isAnswer(err):
+		return errorReply
+	}
+	return transport
+}
+
+// classify is outcomeOf with a MasterError naming the state: nothing sent,
+// an error reply, a timeout, or an unreachable master with its cause.
+func (m *master) classify(err error) (outcome, error) {
+	o := outcomeOf(err)
+	switch {
+	case o == unsent:
+		return o, m.errorf(err)
+	case o == errorReply:
+		return o, m.errorf(fmt.Errorf("%w: %w", ErrReplyError, err))
+	case errors.Is(err, context.DeadlineExceeded):
+		return o, m.errorf(ErrMasterTimeout)
+	}
+	return o, m.errorf(fmt.Errorf("%w (%s): %w", ErrUnreachable, probe.Cause(err), err))
+}
+
+// everyoneVotes is the votes mask of rounds where every master counts.
+func (c *Client) everyoneVotes() []bool {
+	v := make([]bool, len(c.masters))
+	for i := range v {
+		v[i] = true
+	}
+	return v
+}

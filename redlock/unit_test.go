@@ -41,7 +41,9 @@ func TestNewRejectsBadInput(t *testing.T) {
 	_, cs := miniMasters(t, 3)
 	ten := make([]redis.UniversalClient, 10)
 	for i := range ten {
-		ten[i] = redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+		c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+		t.Cleanup(func() { _ = c.Close() })
+		ten[i] = c
 	}
 	cases := map[string]struct {
 		masters []redis.UniversalClient
@@ -51,6 +53,7 @@ func TestNewRejectsBadInput(t *testing.T) {
 		"no masters":        {nil, nil, "no masters"},
 		"too many":          {ten, nil, "at most 9"},
 		"nil client":        {[]redis.UniversalClient{cs[0], nil}, nil, "master 1 is a nil client"},
+		"typed nil client":  {[]redis.UniversalClient{cs[0], (*redis.Client)(nil)}, nil, "master 1 is a nil client"},
 		"duplicate":         {[]redis.UniversalClient{cs[0], cs[1], cs[0]}, nil, "masters 0 and 2 are the same"},
 		"nil option":        {cs, []Option{nil}, "nil option"},
 		"negative drift":    {cs, []Option{WithDriftFactor(-0.1)}, "drift factor"},
@@ -106,6 +109,47 @@ func TestLockRejectsBadInput(t *testing.T) {
 	}
 	if err := lease.Extend(ctx, 0); !errors.Is(err, ErrInvalidArgument) {
 		t.Errorf("Extend(0) = %v; want ErrInvalidArgument", err)
+	}
+	var nilCtx context.Context
+	if _, err := c.TryLock(nilCtx, "k2", 5*time.Second); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("TryLock(nil ctx) = %v; want ErrInvalidArgument", err)
+	}
+	if _, err := c.Lock(nilCtx, "k2", 5*time.Second); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("Lock(nil ctx) = %v; want ErrInvalidArgument", err)
+	}
+	if err := lease.Extend(nilCtx, 5*time.Second); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("Extend(nil ctx) = %v; want ErrInvalidArgument", err)
+	}
+	if err := lease.Release(nilCtx); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("Release(nil ctx) = %v; want ErrInvalidArgument", err)
+	}
+	if err := lease.Release(ctx); err != nil {
+		t.Errorf("Release after the rejected calls: %v", err)
+	}
+}
+
+func TestNilLease(t *testing.T) {
+	var l *Lease
+	ctx := context.Background()
+	if err := l.Release(ctx); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("Release = %v", err)
+	}
+	if err := l.Extend(ctx, time.Second); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("Extend = %v", err)
+	}
+	if err := l.Err(); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("Err = %v", err)
+	}
+	select {
+	case <-l.Done():
+	default:
+		t.Error("Done of a nil lease is open")
+	}
+	if err := context.Cause(l.Context()); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("Context cause = %v", err)
+	}
+	if l.Key() != "" || l.Token() != 0 || l.TTL() != 0 || !l.ValidUntil().IsZero() {
+		t.Error("accessors of a nil lease are not zero")
 	}
 }
 
@@ -216,7 +260,7 @@ func TestClosedClient(t *testing.T) {
 func TestFIFOQueueServesInOrder(t *testing.T) {
 	q := newFIFOQueues()
 	ctx := context.Background()
-	leave0, err := q.join(ctx, "k")
+	leave0, err := q.join(ctx, "k", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +268,7 @@ func TestFIFOQueueServesInOrder(t *testing.T) {
 	joined := make(chan struct{})
 	for i := 1; i <= 3; i++ {
 		go func() {
-			leave, _ := q.join(ctx, "k")
+			leave, _ := q.join(ctx, "k", nil)
 			order <- i
 			leave()
 		}()
@@ -247,10 +291,10 @@ func TestFIFOQueueServesInOrder(t *testing.T) {
 		}
 	}
 	// a waiter whose context ends leaves the line without blocking others
-	leaveA, _ := q.join(ctx, "k")
+	leaveA, _ := q.join(ctx, "k", nil)
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	leaveB, err := q.join(cctx, "k")
+	leaveB, err := q.join(cctx, "k", nil)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("join with a cancelled context: %v", err)
 	}
@@ -287,7 +331,7 @@ func TestReleaseOfALostLeaseTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range ms {
-		m.Del("k") // taken away behind the lease's back
+		m.Set("k", "another owner") // taken away behind the lease's back
 	}
 	if err := lease.Release(ctx); !errors.Is(err, ErrLockLost) {
 		t.Fatalf("first Release of a lost lease: %v; want ErrLockLost", err)

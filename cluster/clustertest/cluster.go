@@ -26,6 +26,28 @@ func Start(t testing.TB, n int, p ...Persistence) *Cluster {
 	return c
 }
 
+// Launch starts n independent masters outside a test (for Example functions
+// and commands); the caller must Close the cluster.
+func Launch(n int, p Persistence) (*Cluster, error) {
+	c := &Cluster{}
+	for range n {
+		s, err := LaunchServer(p)
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		c.Servers = append(c.Servers, s)
+	}
+	return c, nil
+}
+
+// Close stops every master a Launch started.
+func (c *Cluster) Close() {
+	for _, s := range c.Servers {
+		s.Close()
+	}
+}
+
 // URLs returns the masters' redis:// URLs.
 func (c *Cluster) URLs() []string {
 	urls := make([]string, len(c.Servers))

@@ -64,32 +64,46 @@ func (s *Server) URL() string { return "redis://" + s.Addr }
 // it when the test ends.
 func StartServer(t testing.TB, p Persistence) *Server {
 	t.Helper()
-	bin, err := binary()
+	s, err := LaunchServer(p)
 	if err != nil {
 		t.Fatalf("clustertest: %v", err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// LaunchServer starts one redis-server outside a test (for Example functions and
+// commands); the caller must Close it.
+func LaunchServer(p Persistence) (*Server, error) {
+	bin, err := binary()
+	if err != nil {
+		return nil, err
 	}
 	dir, err := os.MkdirTemp("", "quorumlock-clustertest-")
 	if err != nil {
-		t.Fatalf("clustertest: %v", err)
+		return nil, err
 	}
 	s := &Server{Dir: dir, binary: bin, persistence: p}
-	t.Cleanup(func() {
-		s.Stop()
-		_ = os.RemoveAll(dir)
-	})
 	var lastErr error
 	for range 5 { // a free port can be taken between probe and bind: try again
 		port, err := freeport.Loopback()
 		if err != nil {
-			t.Fatalf("clustertest: %v", err)
+			s.Close()
+			return nil, err
 		}
 		s.Port, s.Addr = port, net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 		if lastErr = s.start(); lastErr == nil {
-			return s
+			return s, nil
 		}
 	}
-	t.Fatalf("clustertest: start redis-server: %v", lastErr)
-	return nil
+	s.Close()
+	return nil, fmt.Errorf("start redis-server: %w", lastErr)
+}
+
+// Close stops the process and removes its directory.
+func (s *Server) Close() {
+	s.Stop()
+	_ = os.RemoveAll(s.Dir)
 }
 
 func binary() (string, error) {

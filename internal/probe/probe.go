@@ -22,7 +22,15 @@ type Info struct {
 	RDBSaves    string // the save setting, "" when none or unknown
 	DELEX       bool   // the server has DELEX (Redis ≥ 8.4)
 	Epoch       string // the quorumlock epoch marker, "" when absent
-	ServerTime  time.Time
+	Synced      string // the run_id whose counters were last known complete, "" when absent
+	// Replication, from INFO replication: Role is "master" or "slave";
+	// Promoted says the master was a replica and was promoted (it keeps the
+	// old replication id as master_replid2, second_repl_offset >= 0);
+	// Replicas is connected_slaves.
+	Role       string
+	Promoted   bool
+	Replicas   int
+	ServerTime time.Time
 	// Latency is the round trip of the probe; ClockOffset is the master's TIME
 	// minus the local clock at the midpoint of that round trip.
 	Latency     time.Duration
@@ -33,18 +41,24 @@ type Info struct {
 // process is killed: appendonly yes with appendfsync always.
 func (i Info) Durable() bool { return i.AOF && i.AppendFsync == "always" }
 
-// Master probes rdb. epochKey is the marker's key. CONFIG GET may be refused
-// (managed Redis renames it): AppendFsync and RDBSaves are then "" and the
-// master counts as not durable.
-func Master(ctx context.Context, rdb redis.UniversalClient, epochKey string) (Info, error) {
+// Keys names the two quorumlock keys a probe reads.
+type Keys struct {
+	Epoch  string // the epoch marker: present while the master kept its data
+	Synced string // the run_id of the process whose counters were last completed
+}
+
+// Master probes rdb. CONFIG GET may be refused (managed Redis renames it):
+// AppendFsync and RDBSaves are then "" and the master counts as not durable.
+func Master(ctx context.Context, rdb redis.UniversalClient, keys Keys) (Info, error) {
 	var info Info
 	start := time.Now()
 	pipe := rdb.Pipeline()
-	infoCmd := pipe.Info(ctx, "server", "persistence")
+	infoCmd := pipe.Info(ctx, "server", "persistence", "replication")
 	fsyncCmd := pipe.ConfigGet(ctx, "appendfsync")
 	saveCmd := pipe.ConfigGet(ctx, "save")
 	delexCmd := pipe.Do(ctx, "COMMAND", "INFO", "DELEX")
-	epochCmd := pipe.Get(ctx, epochKey)
+	epochCmd := pipe.Get(ctx, keys.Epoch)
+	syncedCmd := pipe.Get(ctx, keys.Synced)
 	timeCmd := pipe.Time(ctx)
 	_, _ = pipe.Exec(ctx)
 	end := time.Now()
@@ -64,6 +78,11 @@ func Master(ctx context.Context, rdb redis.UniversalClient, epochKey string) (In
 	}
 	info.Uptime = time.Duration(up) * time.Second
 	info.AOF = fields["aof_enabled"] == "1"
+	info.Role = fields["role"]
+	if off, err := strconv.ParseInt(fields["second_repl_offset"], 10, 64); err == nil && off >= 0 {
+		info.Promoted = true
+	}
+	info.Replicas, _ = strconv.Atoi(fields["connected_slaves"])
 	if v, err := fsyncCmd.Result(); err == nil {
 		info.AppendFsync = v["appendfsync"]
 	}
@@ -78,6 +97,12 @@ func Master(ctx context.Context, rdb redis.UniversalClient, epochKey string) (In
 		info.Epoch = v
 	case !errors.Is(err, redis.Nil):
 		return info, fmt.Errorf("GET epoch: %w", err)
+	}
+	switch v, err := syncedCmd.Result(); {
+	case err == nil:
+		info.Synced = v
+	case !errors.Is(err, redis.Nil):
+		return info, fmt.Errorf("GET synced: %w", err)
 	}
 	if t, err := timeCmd.Result(); err == nil {
 		info.ServerTime = t

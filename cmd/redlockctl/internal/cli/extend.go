@@ -1,0 +1,55 @@
+package cli
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+func (a *app) newExtendCmd() *cobra.Command {
+	var ttl time.Duration
+	cmd := &cobra.Command{
+		Use:   "extend HANDLE --ttl D",
+		Short: "Extend a lease taken by lock, by its handle; prints the renewed handle",
+		Long: `extend renews the lease of HANDLE for --ttl on every master where the key still holds the
+lease's value (it never recreates an expired or stolen key), and succeeds only if a majority agreed
+within the new validity. It prints the renewed handle (its validity moved) to stdout.
+
+Exit 5 when the lease is lost (its validity ended, or too many masters no longer hold it); exit 4
+when too few masters answered (the old validity stands).`,
+		Example: `  H=$(redlockctl extend "$H" --ttl 5m) || exit $?`,
+		Args:    exactArgs(1, "HANDLE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := positive("--ttl", ttl); err != nil {
+				return err
+			}
+			h, c, err := a.openHandle(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			nh, o, err := extendHandle(cmd.Context(), c.Clients(), a.g.timeout, h, ttl)
+			a.printRound(cmd, c.URLs(), o)
+			if err != nil {
+				return err
+			}
+			return a.printLease(cmd, "extended", nh)
+		},
+	}
+	cmd.Flags().DurationVar(&ttl, "ttl", 0, "new TTL (required, > 0)")
+	return cmd
+}
+
+// printRound names, on stderr, each master that did not agree.
+func (a *app) printRound(cmd *cobra.Command, urls []string, o quorumOutcome) {
+	for _, r := range o.results {
+		switch r.Result {
+		case "ok":
+		case "not-owner":
+			fmt.Fprintf(cmd.ErrOrStderr(), "  master %d (%s): the key is gone or held by another owner\n", r.Master, urls[r.Master])
+		default:
+			fmt.Fprintf(cmd.ErrOrStderr(), "  master %d (%s): %s\n", r.Master, urls[r.Master], r.Result)
+		}
+	}
+}

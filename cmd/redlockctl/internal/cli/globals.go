@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/quorumlock/quorumlock/cluster"
+)
+
+// Environment variables redlockctl reads.
+const (
+	EnvMasters  = cluster.EnvMasters // comma-separated master URLs
+	EnvPassword = "REDLOCK_PASSWORD" // password for masters whose URL has none
+)
+
+// DefaultTimeout is --timeout's default.
+const DefaultTimeout = 2 * time.Second
+
+// globals are the flags every command shares.
+type globals struct {
+	masters      string
+	passwordFile string
+	timeout      time.Duration
+	output       string
+}
+
+func (g *globals) register(root *cobra.Command) {
+	f := root.PersistentFlags()
+	f.StringVar(&g.masters, "masters", "", "comma-separated redis:// or rediss:// master URLs (default $"+EnvMasters+")")
+	f.StringVar(&g.passwordFile, "password-file", "", "file holding the masters' password (default $"+EnvPassword+"); never pass a password on the command line")
+	f.DurationVar(&g.timeout, "timeout", DefaultTimeout, "time allowed for each round trip to the masters, and for read-only commands as a whole (> 0)")
+	f.StringVarP(&g.output, "output", "o", "table", "output format: table or json")
+}
+
+func (g *globals) validate() error {
+	if g.timeout <= 0 {
+		return fmt.Errorf("--timeout %v: must be positive", g.timeout)
+	}
+	if g.output != "table" && g.output != "json" {
+		return fmt.Errorf("-o %q: must be table or json", g.output)
+	}
+	return nil
+}
+
+func (g *globals) json() bool { return g.output == "json" }
+
+// masterURLs reads the master list and applies the password to every URL
+// that carries none.
+func (a *app) masterURLs() ([]string, error) {
+	raw := a.g.masters
+	from := "--masters"
+	if strings.TrimSpace(raw) == "" {
+		raw, from = a.env.Getenv(EnvMasters), EnvMasters
+	}
+	var urls []string
+	for _, u := range strings.Split(raw, ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			urls = append(urls, u)
+		}
+	}
+	if len(urls) == 0 {
+		return nil, usageError{fmt.Errorf("no masters: set --masters or %s (e.g. %s=redis://h1:6379,redis://h2:6379,redis://h3:6379)", EnvMasters, EnvMasters)}
+	}
+	pw, err := a.password()
+	if err != nil {
+		return nil, err
+	}
+	for i, u := range urls {
+		p, err := url.Parse(u)
+		if err != nil || (p.Scheme != "redis" && p.Scheme != "rediss") || p.Host == "" {
+			return nil, usageError{fmt.Errorf("%s: master %d is not a redis:// or rediss:// URL", from, i)}
+		}
+		_, has := p.User.Password()
+		if has && from == "--masters" {
+			return nil, usageError{fmt.Errorf("--masters: master %d carries a password: a password on the command line leaks through ps and shell history; use --password-file or %s", i, EnvPassword)}
+		}
+		if pw != "" && !has {
+			p.User = url.UserPassword(p.User.Username(), pw)
+			urls[i] = p.String()
+		}
+	}
+	return urls, nil
+}
+
+// password reads --password-file, else REDLOCK_PASSWORD; "" when neither.
+func (a *app) password() (string, error) {
+	if a.g.passwordFile != "" {
+		b, err := os.ReadFile(a.g.passwordFile)
+		if err != nil {
+			return "", usageError{fmt.Errorf("--password-file: %w", err)}
+		}
+		pw := strings.TrimRight(string(b), "\r\n")
+		if pw == "" {
+			return "", usageError{fmt.Errorf("--password-file %s is empty", a.g.passwordFile)}
+		}
+		return pw, nil
+	}
+	return a.env.Getenv(EnvPassword), nil
+}
+
+// connect dials the masters (no I/O yet): every round trip is bounded by
+// --timeout, and go-redis never retries a command on its own.
+func (a *app) connect(ctx context.Context, opts ...cluster.Option) (*cluster.Cluster, error) {
+	urls, err := a.masterURLs()
+	if err != nil {
+		return nil, err
+	}
+	c, err := cluster.Dial(ctx, urls, append([]cluster.Option{cluster.WithTimeouts(a.g.timeout, a.g.timeout)}, opts...)...)
+	if err != nil {
+		if errors.Is(err, cluster.ErrInvalidArgument) {
+			return nil, usageError{err}
+		}
+		return nil, err
+	}
+	return c, nil
+}
+
+// withTimeout bounds a read-only command as a whole by --timeout.
+func (a *app) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, a.g.timeout)
+}

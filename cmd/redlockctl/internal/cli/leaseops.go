@@ -1,0 +1,167 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"github.com/quorumlock/quorumlock/cmd/redlockctl/internal/inspect"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/redlock"
+)
+
+// The owner-checked scripts of redlock/scripts/extend.lua and release.lua,
+// run here on a handle from an earlier invocation (redlock has no public way
+// to rebuild a Lease from its value yet; see docs/cli.md).
+var (
+	extendScript = redis.NewScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0`)
+	releaseScript = redis.NewScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  if ARGV[2] ~= '' then redis.call('PUBLISH', ARGV[2] .. KEYS[1], '1') end
+  return 1
+end
+return 0`)
+)
+
+// driftFactor and driftFloor are redlock's defaults: validity = ttl −
+// elapsed − (ttl·0.01 + 2 ms).
+const (
+	driftFactor = redlock.DefaultDriftFactor
+	driftFloor  = 2 * time.Millisecond
+)
+
+func drift(ttl time.Duration) time.Duration {
+	return time.Duration(float64(ttl)*driftFactor) + driftFloor
+}
+
+// masterResult is one master's answer to an owner-checked script.
+type masterResult struct {
+	Master int    `json:"master"`
+	Result string `json:"result"` // "ok", "not-owner", or why it did not answer
+}
+
+// quorumOutcome counts an owner-checked round over every master.
+type quorumOutcome struct {
+	ok, notOwner, quorum, masters int
+	results                       []masterResult
+}
+
+// err maps the outcome to redlock's error kinds: nil with a majority,
+// ErrLockLost when too many masters hold someone else's key (or none), else
+// ErrNoQuorum.
+func (o quorumOutcome) err(op, key string) error {
+	if o.ok >= o.quorum {
+		return nil
+	}
+	kind := redlock.ErrNoQuorum
+	if o.notOwner > o.masters-o.quorum {
+		kind = redlock.ErrLockLost
+	}
+	return fmt.Errorf("%s %q: %w (%d of %d masters agreed, %d needed)", op, key, kind, o.ok, o.masters, o.quorum)
+}
+
+// ownerRound runs script on every master in parallel, each bounded by
+// perMaster, and counts the masters that answered 1.
+func ownerRound(ctx context.Context, clients []redis.UniversalClient, perMaster time.Duration, script *redis.Script, key string, args ...any) quorumOutcome {
+	o := quorumOutcome{quorum: len(clients)/2 + 1, masters: len(clients), results: make([]masterResult, len(clients))}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i, rc := range clients {
+		wg.Go(func() {
+			mctx, cancel := context.WithTimeout(ctx, perMaster)
+			defer cancel()
+			n, err := script.Run(mctx, rc, []string{key}, args...).Int64()
+			res := masterResult{Master: i, Result: "ok"}
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err != nil:
+				res.Result = inspect.Describe(err)
+			case n == 1:
+				o.ok++
+			default:
+				o.notOwner++
+				res.Result = "not-owner"
+			}
+			o.results[i] = res
+		})
+	}
+	wg.Wait()
+	return o
+}
+
+// extendHandle renews the lease of h for ttl where the masters still hold
+// its value; on success it returns the handle with its new validity.
+func extendHandle(ctx context.Context, clients []redis.UniversalClient, perMaster time.Duration, h Handle, ttl time.Duration) (Handle, quorumOutcome, error) {
+	start := time.Now()
+	if !start.Before(h.ValidUntil) {
+		return h, quorumOutcome{}, fmt.Errorf("extend %q: %w: its validity ended at %s", h.Key, redlock.ErrLockLost, h.ValidUntil.Format(time.RFC3339Nano))
+	}
+	o := ownerRound(ctx, clients, perMaster, extendScript, h.Key, h.Value, ttl.Milliseconds())
+	if err := o.err("extend", h.Key); err != nil {
+		return h, o, err
+	}
+	if !time.Now().Before(h.ValidUntil) {
+		// The old validity ran out while the round was under way: the lease
+		// ended, whatever the masters said (as redlock's Extend decides).
+		// Take the renewed keys back.
+		_, _ = releaseHandle(context.WithoutCancel(ctx), clients, perMaster, h)
+		return h, o, fmt.Errorf("extend %q: %w: its validity ended at %s while extending", h.Key, redlock.ErrLockLost, h.ValidUntil.Format(time.RFC3339Nano))
+	}
+	validUntil := start.Add(ttl - drift(ttl))
+	if !time.Now().Before(validUntil) {
+		return h, o, fmt.Errorf("extend %q: %w: no validity left after %v", h.Key, redlock.ErrNoQuorum, time.Since(start))
+	}
+	h.ValidUntil, h.TTLms = validUntil, ttl.Milliseconds()
+	return h, o, nil
+}
+
+// releaseHandle deletes the lease's key wherever it still holds h's value,
+// and wakes waiters. A lease whose validity had ended is reported lost even
+// when its keys were still there to remove.
+func releaseHandle(ctx context.Context, clients []redis.UniversalClient, perMaster time.Duration, h Handle) (quorumOutcome, error) {
+	expired := !time.Now().Before(h.ValidUntil)
+	o := ownerRound(ctx, clients, perMaster, releaseScript, h.Key, h.Value, redlock.ChannelPrefix)
+	if err := o.err("unlock", h.Key); err != nil {
+		return o, err
+	}
+	if expired {
+		return o, fmt.Errorf("unlock %q: %w: its validity ended at %s (its keys were still on %d masters and are removed)",
+			h.Key, redlock.ErrLockLost, h.ValidUntil.Format(time.RFC3339Nano), o.ok)
+	}
+	return o, nil
+}
+
+var errNoMajorityValue = errors.New("no value is held by a majority of masters")
+
+// leaseValue reads back the value of a lease the library just acquired: the
+// value a majority of masters hold for key is the lease's (no two owners can
+// hold a majority at once). A workaround until redlock can hand out a
+// resumable handle itself.
+func leaseValue(ctx context.Context, clients []redis.UniversalClient, key string) (string, error) {
+	vals := make([]string, len(clients))
+	var wg sync.WaitGroup
+	for i, rc := range clients {
+		wg.Go(func() { vals[i], _ = rc.Get(ctx, key).Result() })
+	}
+	wg.Wait()
+	count := map[string]int{}
+	for _, v := range vals {
+		if v != "" {
+			count[v]++
+		}
+	}
+	for v, n := range count {
+		if n >= len(clients)/2+1 {
+			return v, nil
+		}
+	}
+	return "", errNoMajorityValue
+}

@@ -1,0 +1,228 @@
+package cli
+
+import (
+	"fmt"
+	"github.com/quorumlock/quorumlock/cmd/redlockctl/internal/inspect"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/quorumlock/quorumlock/cluster"
+)
+
+func (a *app) newStatusCmd() *cobra.Command {
+	var longest time.Duration
+	cmd := &cobra.Command{
+		Use:   "status [KEY...]",
+		Short: "Masters' health and quorum, or who holds the given keys on which masters",
+		Long: `Without keys, status probes every master and prints one line per master (reachable, latency,
+version, persistence, clock offset, uptime, whether it votes and why not) and a verdict: how many
+masters vote, how many a lock needs, and the margin of failures left. Exit 4 without a voting majority.
+
+With keys, it prints per key and master an owner id (a hash of the lock value, never the value),
+the remaining TTL and the fencing counter; then a verdict per key: held (a majority agrees on one
+owner), free, split (no majority; the stray minority keys are named) or unknown (fewer than a
+majority answered: exit 4).`,
+		Example: `  redlockctl status
+  redlockctl status invoice:7 invoice:8 -o json`,
+		RunE: func(cmd *cobra.Command, keys []string) error {
+			if longest <= 0 {
+				return usageError{fmt.Errorf("--longest-ttl %v: must be positive", longest)}
+			}
+			ctx, cancel := a.withTimeout(cmd.Context())
+			defer cancel()
+			c, err := a.connect(ctx, cluster.WithLongestTTL(longest))
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			if len(keys) > 0 {
+				reps := make([]inspect.KeyReport, len(keys))
+				for i, k := range keys {
+					reps[i] = inspect.Key(ctx, c.Clients(), c.URLs(), k)
+				}
+				return a.printKeys(cmd.OutOrStdout(), reps)
+			}
+			return a.printMasters(cmd.OutOrStdout(), c.Check(ctx))
+		},
+	}
+	cmd.Flags().DurationVar(&longest, "longest-ttl", 30*time.Second, "longest lock TTL in use (sizes the restart quarantine reported)")
+	return cmd
+}
+
+// masterJSON is one master in `status -o json`.
+type masterJSON struct {
+	Master           int     `json:"master"`
+	URL              string  `json:"url"`
+	Reachable        bool    `json:"reachable"`
+	Cause            string  `json:"cause,omitempty"`
+	LatencyMs        float64 `json:"latency_ms"`
+	ClockOffsetMs    float64 `json:"clock_offset_ms"`
+	Version          string  `json:"version"`
+	UptimeS          int64   `json:"uptime_s"`
+	AOF              bool    `json:"aof"`
+	AppendFsync      string  `json:"appendfsync"`
+	DELEX            bool    `json:"delex"`
+	Votes            bool    `json:"votes"`
+	Quarantined      bool    `json:"quarantined"`
+	QuarantineReason string  `json:"quarantine_reason,omitempty"`
+	QuarantineLeftS  float64 `json:"quarantine_left_s,omitempty"`
+	Fresh            bool    `json:"fresh"`
+}
+
+// mastersJSON is `status -o json` without keys.
+type mastersJSON struct {
+	Masters []masterJSON `json:"masters"`
+	Voting  int          `json:"voting"`
+	Quorum  int          `json:"quorum"`
+	Margin  int          `json:"margin"`  // voting masters that may still fail; negative: that many short
+	Verdict string       `json:"verdict"` // "ok" or "no-quorum"
+}
+
+func toMastersJSON(st []cluster.MasterStatus) mastersJSON {
+	out := mastersJSON{Quorum: len(st)/2 + 1}
+	for _, s := range st {
+		m := masterJSON{Master: s.Master, URL: s.URL, Reachable: s.Reachable}
+		if !s.Reachable {
+			m.Cause = inspect.Describe(s.Err)
+		} else {
+			m.LatencyMs, m.ClockOffsetMs = ms(s.Latency), ms(s.ClockOffset)
+			m.Version, m.UptimeS = s.Version, int64(s.Uptime.Seconds())
+			m.AOF, m.AppendFsync, m.DELEX, m.Fresh = s.AOF, s.AppendFsync, s.DELEX, s.Fresh
+			m.Quarantined, m.QuarantineReason = s.Quarantined, s.QuarantineReason
+			m.QuarantineLeftS = s.QuarantineLeft.Seconds()
+			m.Votes = !s.Quarantined
+		}
+		if m.Votes {
+			out.Voting++
+		}
+		out.Masters = append(out.Masters, m)
+	}
+	out.Margin = out.Voting - out.Quorum
+	out.Verdict = "ok"
+	if out.Margin < 0 {
+		out.Verdict = "no-quorum"
+	}
+	return out
+}
+
+func (a *app) printMasters(w io.Writer, st []cluster.MasterStatus) error {
+	j := toMastersJSON(st)
+	if a.g.json() {
+		if err := writeJSON(w, j); err != nil {
+			return err
+		}
+	} else {
+		tw := table(w)
+		fmt.Fprintln(tw, "#\tMASTER\tUP\tLATENCY\tCLOCK\tVERSION\tUPTIME\tAOF\tFSYNC\tDELEX\tVOTES")
+		for i, m := range j.Masters {
+			if !m.Reachable {
+				fmt.Fprintf(tw, "%d\t%s\tno\t-\t-\t-\t-\t-\t-\t-\tno: %s\n", m.Master, m.URL, m.Cause)
+				continue
+			}
+			votes := "yes"
+			switch {
+			case m.Quarantined:
+				votes = fmt.Sprintf("no: quarantined: %s (votes again in %v)", m.QuarantineReason, st[i].QuarantineLeft.Round(time.Second))
+				if st[i].QuarantineLeft <= 0 {
+					votes = "no: quarantined: " + m.QuarantineReason
+				}
+			case m.Fresh:
+				votes = "yes (fresh cluster: the first lock marks every master)"
+			}
+			fmt.Fprintf(tw, "%d\t%s\tyes\t%v\t%+v\t%s\t%v\t%v\t%s\t%v\t%s\n", m.Master, m.URL,
+				st[i].Latency.Round(time.Microsecond), st[i].ClockOffset.Round(time.Millisecond), m.Version,
+				st[i].Uptime, m.AOF, orDash(m.AppendFsync), m.DELEX, votes)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "%d of %d masters vote; a lock needs %d", j.Voting, len(j.Masters), j.Quorum)
+		if j.Margin >= 0 {
+			fmt.Fprintf(w, "; %d more may fail.\n", j.Margin)
+		} else {
+			fmt.Fprintln(w, ".")
+		}
+	}
+	if j.Margin < 0 {
+		return codeError{ExitNoQuorum, fmt.Errorf("no quorum: %d voting masters, %d needed", j.Voting, j.Quorum)}
+	}
+	return nil
+}
+
+// keysJSON is `status KEY... -o json`.
+type keysJSON struct {
+	Keys []inspect.KeyReport `json:"keys"`
+}
+
+func (a *app) printKeys(w io.Writer, reps []inspect.KeyReport) error {
+	unknown := 0
+	for _, r := range reps {
+		if r.Verdict == inspect.VerdictUnknown {
+			unknown++
+		}
+	}
+	if a.g.json() {
+		if err := writeJSON(w, keysJSON{Keys: reps}); err != nil {
+			return err
+		}
+	} else {
+		for i, r := range reps {
+			if i > 0 {
+				fmt.Fprintln(w)
+			}
+			tw := table(w)
+			fmt.Fprintf(tw, "%s\tMASTER\tOWNER\tPTTL\tFENCE\n", r.Key)
+			for _, m := range r.Masters {
+				switch {
+				case !m.Reachable:
+					fmt.Fprintf(tw, "  %d\t%s\t%s\t\t\n", m.Master, m.URL, m.Cause)
+				case m.Owner == "" && m.Cause != "":
+					fmt.Fprintf(tw, "  %d\t%s\t%s\t\t%d\n", m.Master, m.URL, m.Cause, m.Fence)
+				case m.Owner == "":
+					fmt.Fprintf(tw, "  %d\t%s\t-\t-\t%d\n", m.Master, m.URL, m.Fence)
+				default:
+					fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%d\n", m.Master, m.URL, m.Owner, pttlString(m.PTTLms), m.Fence)
+				}
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "  verdict: %s\n", keyVerdictLine(r))
+		}
+	}
+	if unknown > 0 {
+		return codeError{ExitNoQuorum, fmt.Errorf("no quorum: fewer than %d masters answered for %d key(s)", reps[0].Quorum, unknown)}
+	}
+	return nil
+}
+
+func keyVerdictLine(r inspect.KeyReport) string {
+	var b strings.Builder
+	switch r.Verdict {
+	case inspect.VerdictHeld:
+		fmt.Fprintf(&b, "held by owner %s on %d of %d masters (a lock needs %d), fencing counter %d", r.Owner, r.Holders, len(r.Masters), r.Quorum, r.Fence)
+	case inspect.VerdictFree:
+		fmt.Fprintf(&b, "free (%d of %d masters answered), fencing counter %d", r.Answered, len(r.Masters), r.Fence)
+	case inspect.VerdictSplit:
+		fmt.Fprintf(&b, "split: no owner holds a majority (largest group %d, a lock needs %d)", r.Holders, r.Quorum)
+	case inspect.VerdictUnknown:
+		fmt.Fprintf(&b, "unknown: only %d of %d masters answered, %d needed", r.Answered, len(r.Masters), r.Quorum)
+	}
+	for _, s := range r.Strays {
+		fmt.Fprintf(&b, "\n  stray: master %d holds a key of owner %s (%s) without a majority", s.Master, s.Owner, pttlString(s.PTTLms))
+	}
+	return b.String()
+}
+
+func pttlString(p int64) string {
+	switch {
+	case p == -1:
+		return "no TTL (never expires: see `redlockctl audit`)"
+	case p < 0:
+		return "-"
+	}
+	return (time.Duration(p) * time.Millisecond).String()
+}

@@ -1,0 +1,130 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/quorumlock/quorumlock/fencing"
+)
+
+// Many goroutines of several clients take overlapping sets of keys, each set
+// listed in a random order: nobody deadlocks, and no key is ever held by two
+// of them at once. Tokens grow per key across holders.
+func TestLockAllOverlappingSetsNeverDeadlockOrOverlap(t *testing.T) {
+	r := newRig(t, 5)
+	clients := []*Client{r.client(t), r.client(t), r.client(t)}
+	keys := []string{"item:a", "item:b", "item:c", "funds:x", "funds:y"}
+	const workers, rounds = 12, 12
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	var mu sync.Mutex
+	inUse := make(map[string]int)
+	lastToken := make(map[string]fencing.Token)
+	var problems []string
+	done := 0
+	var wg sync.WaitGroup
+	for w := range workers {
+		c := clients[w%len(clients)]
+		rng := rand.New(rand.NewPCG(uint64(w), 7))
+		wg.Go(func() {
+			for range rounds {
+				set := rng.Perm(len(keys))[:2+rng.IntN(2)]
+				want := make([]string, len(set))
+				for i, k := range set {
+					want[i] = keys[k]
+				}
+				l, err := c.LockAll(ctx, want, 5*time.Second)
+				if err != nil {
+					mu.Lock()
+					problems = append(problems, fmt.Sprintf("LockAll %v: %v", want, err))
+					mu.Unlock()
+					return
+				}
+				mu.Lock()
+				for k, tok := range l.Tokens() {
+					if inUse[k]++; inUse[k] > 1 {
+						problems = append(problems, fmt.Sprintf("%s held twice", k))
+					}
+					if tok <= lastToken[k] {
+						problems = append(problems, fmt.Sprintf("%s: token %d after %d", k, tok, lastToken[k]))
+					}
+					lastToken[k] = tok
+				}
+				mu.Unlock()
+				time.Sleep(time.Millisecond)
+				mu.Lock()
+				for _, k := range l.Keys() {
+					inUse[k]--
+				}
+				done++
+				mu.Unlock()
+				if err := l.Release(ctx); err != nil {
+					mu.Lock()
+					problems = append(problems, fmt.Sprintf("Release %v: %v", want, err))
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, p := range problems[:min(len(problems), 10)] {
+		t.Error(p)
+	}
+	if done != workers*rounds {
+		t.Fatalf("%d of %d critical sections", done, workers*rounds)
+	}
+}
+
+// All or nothing: when one key is held elsewhere, TryLockAll fails and the
+// keys it took before are free again; a lease of several keys ends when any
+// of its keys' leases ends.
+func TestTryLockAllIsAllOrNothing(t *testing.T) {
+	r := newRig(t, 5)
+	c, other := r.client(t), r.client(t)
+	ctx := context.Background()
+	held, err := other.TryLock(ctx, "b", 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release(ctx)
+	if _, err := c.TryLockAll(ctx, []string{"c", "b", "a"}, 10*time.Second); !errors.Is(err, ErrNotAcquired) {
+		t.Fatalf("TryLockAll with b held elsewhere: %v", err)
+	}
+	a, err := other.TryLock(ctx, "a", 10*time.Second)
+	if err != nil {
+		t.Fatalf("a after the failed TryLockAll: %v", err)
+	}
+	_ = a.Release(ctx)
+
+	if _, err := c.TryLockAll(ctx, []string{"x", "x"}, time.Second); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("duplicate keys: %v", err)
+	}
+	if _, err := c.TryLockAll(ctx, nil, time.Second); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("no keys: %v", err)
+	}
+
+	l, err := c.TryLockAll(ctx, []string{"y", "x"}, 500*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := l.Keys(); len(got) != 2 || got[0] != "x" || got[1] != "y" {
+		t.Fatalf("Keys = %v; want sorted [x y]", got)
+	}
+	if toks := l.Tokens(); len(toks) != 2 || toks["x"] == 0 || toks["y"] == 0 {
+		t.Fatalf("Tokens = %v", toks)
+	}
+	select {
+	case <-l.Done():
+	case <-time.After(3 * time.Second):
+		t.Fatal("a lease of several keys outlived its parts' validity")
+	}
+	if !errors.Is(l.Err(), ErrLockLost) || !errors.Is(l.Release(ctx), ErrLockLost) {
+		t.Fatalf("Err %v after the parts ran out; want ErrLockLost", l.Err())
+	}
+}

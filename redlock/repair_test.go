@@ -1,0 +1,236 @@
+package redlock
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Defect 3 of issue 7: an Extend to a shorter TTL that fails has already
+// shortened the keys on the masters that ran it. Here every master runs the
+// PEXPIRE at once but the answers come back late (the client was paused, or
+// the network slow), so the round fails. The lease's deadline must come
+// forward with the keys, or it reports Err() == nil for the rest of the old
+// TTL while another client takes the key after 2 s.
+func TestFailedShorterExtendBringsTheDeadlineForward(t *testing.T) {
+	r := newRig(t, 5)
+	late := &lateReplies{sha: extendScript.Hash(), delay: 3 * time.Second}
+	for _, rc := range r.clients {
+		if err := extendScript.Load(context.Background(), rc).Err(); err != nil { // EVALSHA runs at once
+			t.Fatal(err)
+		}
+		rc.AddHook(late)
+	}
+	c := r.client(t)
+	ctx := context.Background()
+	lease, err := c.TryLock(ctx, "k", 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	err = lease.Extend(ctx, 2*time.Second)
+	if !errors.Is(err, ErrNoQuorum) {
+		t.Fatalf("Extend whose answers came late: %v; want ErrNoQuorum", err)
+	}
+	if limit := time.Now().Add(c.validity(2 * time.Second)); lease.ValidUntil().After(limit) {
+		t.Fatalf("ValidUntil %v after a failed 2s Extend; want at most %v", lease.ValidUntil(), limit)
+	}
+	other, err := New(r.Clients(t), WithoutQuarantine())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	ctx5, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	l2, err := other.Lock(ctx5, "k", time.Second)
+	if err != nil {
+		t.Fatalf("another client once the shortened keys expired: %v", err)
+	}
+	took := time.Since(start)
+	defer l2.Release(ctx)
+	if err := lease.Err(); !errors.Is(err, ErrLockLost) {
+		t.Fatalf("the first lease reports %v while another client holds the key (acquired %v after the Extend began)", err, took)
+	}
+	select {
+	case <-lease.Done():
+	default:
+		t.Fatal("the first lease's Done is open while another client holds the key")
+	}
+}
+
+// lateReplies delays the answers of one script (by SHA), as if the client
+// had been paused right after the command ran on the master.
+type lateReplies struct {
+	sha   string
+	delay time.Duration
+}
+
+func (h *lateReplies) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *lateReplies) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if a := cmd.Args(); len(a) > 1 && a[1] == h.sha {
+			time.Sleep(h.delay)
+		}
+		return err
+	}
+}
+
+func (h *lateReplies) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// Defect 4 of issue 7: under a stalled master, a caller retrying TryLock on a
+// held key leaves one cleanup entry per failed attempt. The cleaner's memory
+// is bounded.
+func TestCleanerMemoryIsBounded(t *testing.T) {
+	r := newRig(t, 5)
+	c := r.client(t, WithMasterTimeout(50*time.Millisecond))
+	c.cleaners[4].limit = 20
+	ctx := context.Background()
+	for i := range 4 {
+		if err := r.clients[i].Set(ctx, "held", "another owner", time.Minute).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pause(t, r, 4)
+	defer resume(t, r, 4)
+	for range 100 {
+		if _, err := c.TryLock(ctx, "held", 10*time.Second); !errors.Is(err, ErrNotAcquired) {
+			t.Fatalf("TryLock on a held key: %v", err)
+		}
+	}
+	eventually(t, 5*time.Second, "cleanup entries dropped past the bound", func() bool {
+		cl := c.cleaners[4]
+		cl.mu.Lock()
+		defer cl.mu.Unlock()
+		return cl.dropped > 0
+	})
+	if n := c.cleaners[4].pendingCount(); n > 20 || n == 0 {
+		t.Fatalf("%d entries pending on the stalled master; want 1..20", n)
+	}
+}
+
+// Defect 5 of issue 7: Lock calls queued behind each other return ErrClosed
+// when the Client closes, and no attempt starts after Close.
+func TestQueuedLocksEndAtClose(t *testing.T) {
+	r := newRig(t, 5)
+	holder := r.client(t)
+	ctx := context.Background()
+	lease, err := holder.TryLock(ctx, "k", 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(r.clients, WithoutQuarantine())
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 3)
+	for range 3 {
+		go func() {
+			_, err := c.Lock(ctx, "k", 10*time.Second)
+			errs <- err
+		}()
+	}
+	time.Sleep(200 * time.Millisecond) // one heads the line, two wait in it
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		select {
+		case err := <-errs:
+			if !errors.Is(err, ErrClosed) {
+				t.Fatalf("Lock after Close: %v; want ErrClosed", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("a queued Lock did not return after Close")
+		}
+	}
+	if err := lease.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if vals := r.values(t, "k"); countNonEmpty(vals) != 0 {
+		t.Fatalf("keys placed after Close: %q", vals)
+	}
+	if _, err := c.TryLock(ctx, "k", time.Second); !errors.Is(err, ErrClosed) {
+		t.Fatalf("TryLock after Close: %v", err)
+	}
+}
+
+// Defect 6 of issue 7: with go-redis's default retries, a release whose
+// reply is lost is sent again; the retry finds the key gone. Release must
+// not report its own delete as a lost lease.
+func TestReleaseRetriedByGoRedisIsNotLoss(t *testing.T) {
+	r := newRig(t, 5)
+	var cut atomic.Int32
+	sha := []byte(releaseScript.Hash())
+	clients := make([]redis.UniversalClient, len(r.Servers))
+	for i, s := range r.Servers {
+		var once sync.Once
+		clients[i] = redis.NewClient(&redis.Options{
+			Addr: s.Addr, ContextTimeoutEnabled: true, // MaxRetries: go-redis's default, 3
+			Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				conn, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+				if err != nil {
+					return nil, err
+				}
+				return &replyDropper{Conn: conn, match: sha, once: &once, cut: &cut}, nil
+			},
+		})
+		t.Cleanup(func() { _ = clients[i].Close() })
+	}
+	c, err := New(clients, WithoutQuarantine())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	lease, err := c.TryLock(ctx, "k", 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lease.Release(ctx); err != nil {
+		t.Fatalf("Release whose first replies were lost and retried: %v", err)
+	}
+	if cut.Load() == 0 {
+		t.Fatal("no reply was dropped: the test proves nothing")
+	}
+	gone(t, r.clients, "k") // the masters not waited for finish in the background
+}
+
+// replyDropper runs the first command containing match on the server, then
+// loses its reply (the connection breaks), as a network fault would.
+type replyDropper struct {
+	net.Conn
+	match []byte
+	once  *sync.Once
+	cut   *atomic.Int32
+	armed bool
+}
+
+func (d *replyDropper) Write(p []byte) (int, error) {
+	if bytes.Contains(p, d.match) {
+		d.once.Do(func() { d.armed = true })
+	}
+	return d.Conn.Write(p)
+}
+
+func (d *replyDropper) Read(p []byte) (int, error) {
+	if !d.armed {
+		return d.Conn.Read(p)
+	}
+	_, _ = d.Conn.Read(p) // the reply arrives: the command ran
+	d.cut.Add(1)
+	_ = d.Conn.Close()
+	return 0, io.ErrUnexpectedEOF
+}

@@ -1,0 +1,76 @@
+package semaphore
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/fencing"
+)
+
+// atomicOne is the Atomic semaphore on one master: each acquisition,
+// refresh and release is one Lua script, scored with the server's TIME, so
+// neither client clock skew nor interleaved round trips can over-admit. An
+// acquisition drops timed-out entries, admits when fewer than limit remain,
+// and takes a fencing token from the semaphore's counter.
+type atomicOne struct {
+	s   *Semaphore
+	rdb redis.UniversalClient
+	k   keys
+}
+
+func (a *atomicOne) acquire(ctx context.Context, id string) (fencing.Token, error) {
+	a.s.hook()
+	res, err := acquireScript.Run(ctx, a.rdb, []string{a.k.holders, a.k.tokens, a.k.fence},
+		id, a.s.limit, a.s.timeoutMs()).Slice()
+	if err != nil {
+		return 0, err
+	}
+	if len(res) != 2 {
+		return 0, fmt.Errorf("acquire script returned %d values, want 2", len(res))
+	}
+	ok, ok1 := res[0].(int64)
+	val, ok2 := res[1].(string)
+	if !ok1 || !ok2 {
+		return 0, fmt.Errorf("acquire script returned %T, %T", res[0], res[1])
+	}
+	if ok != 1 {
+		return 0, busy("%s permits held", val)
+	}
+	t, err := strconv.ParseUint(val, 10, 64)
+	if err != nil || fencing.Token(t) > fencing.MaxToken {
+		return 0, fmt.Errorf("fencing counter %q is not an integer below 2^53", val)
+	}
+	return fencing.Token(t), nil
+}
+
+func (a *atomicOne) refresh(ctx context.Context, id string) error {
+	n, err := refreshScript.Run(ctx, a.rdb, []string{a.k.holders, a.k.tokens}, id, a.s.timeoutMs()).Int64()
+	if err != nil {
+		return err
+	}
+	if n != 1 {
+		return lost("the permit had timed out or been removed on the master")
+	}
+	return nil
+}
+
+func (a *atomicOne) release(ctx context.Context, id string) error {
+	n, err := releaseScript.Run(ctx, a.rdb, []string{a.k.holders, a.k.tokens}, id, a.s.timeoutMs(), a.k.channel).Int64()
+	if err != nil {
+		return err
+	}
+	if n != 1 {
+		return lost("the permit had timed out or been removed on the master")
+	}
+	return nil
+}
+
+func (a *atomicOne) holders(ctx context.Context) (int, error) {
+	n, err := holdersScript.Run(ctx, a.rdb, []string{a.k.holders}, a.s.timeoutMs()).Int64()
+	return int(n), err
+}
+
+func (a *atomicOne) close() error { return nil }

@@ -1,0 +1,48 @@
+package semaphore
+
+import "strconv"
+
+// KeyPrefix starts every key and channel of a semaphore. A semaphore named N
+// keeps, on its master(s):
+//
+//	quorumlock-sem:N            Basic, Fair, Guarded: ZSET member → client time (ms)
+//	                            Atomic (one master):  ZSET member → server TIME (ms)
+//	quorumlock-sem:N:owner      Fair, Guarded: ZSET member → counter value
+//	quorumlock-sem:N:counter    Fair, Guarded: the INCR counter
+//	quorumlock-sem:N:guard      Guarded: the guard lock (a redlock key)
+//	quorumlock-sem:N:tokens     Atomic (one master): HASH member → fencing token
+//	quorumlock-sem:N:fence      Atomic (one master): the fencing counter
+//	quorumlock-sem:N:slot:I     Atomic (several masters): slot I, a redlock key
+//	                            (its counter is redlock.FencePrefix + that key)
+//
+// Releases publish on quorumlock-sem:N:released (one master) or on
+// redlock.ChannelPrefix + the slot key (several masters). All clients of one
+// semaphore must use the same variant and limit.
+const KeyPrefix = "quorumlock-sem:"
+
+type keys struct {
+	holders, owner, counter, guard, tokens, fence, channel string
+}
+
+func keysFor(name string) keys {
+	b := KeyPrefix + name
+	return keys{
+		holders: b,
+		owner:   b + ":owner",
+		counter: b + ":counter",
+		guard:   b + ":guard",
+		tokens:  b + ":tokens",
+		fence:   b + ":fence",
+		channel: b + ":released",
+	}
+}
+
+// SlotKey is the redlock lock key of slot i (0 ≤ i < limit) of a semaphore
+// on several masters: tools (redlockctl sem) act on a slot's lease through
+// it.
+func SlotKey(name string, i int) string { return slotKey(name, i) }
+
+// slotKey is the redlock key of slot i of a multi-master semaphore.
+func slotKey(name string, i int) string {
+	return KeyPrefix + name + ":slot:" + strconv.Itoa(i)
+}

@@ -1,0 +1,267 @@
+package semaphore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/fencing"
+	"github.com/quorumlock/quorumlock/redlock"
+)
+
+// Semaphore admits up to limit holders of a name at once. It is safe for
+// concurrent use; Close it when done.
+type Semaphore struct {
+	name  string
+	limit int
+	cfg   config
+
+	one   store  // Basic, Fair, Guarded, and Atomic on one master
+	slots *slots // Atomic on several masters
+
+	waiter *waiter
+	gate   chan struct{} // on several masters: one Acquire attempt at a time
+
+	closing   chan struct{}
+	closeOnce sync.Once
+	bgMu      sync.Mutex     // orders goBackground against Close
+	bg        sync.WaitGroup // background work Close waits for
+
+	// midAcquire, when set (by tests), runs inside an attempt: between
+	// Fair's (and Guarded's) two round trips, before Atomic's one script,
+	// and between the multi-master survey and its slot lock.
+	midAcquire func()
+}
+
+// store is a semaphore kept on one master.
+type store interface {
+	// acquire makes one attempt for the permit id; an error matching ErrBusy
+	// when the semaphore is full.
+	acquire(ctx context.Context, id string) (fencing.Token, error)
+	// refresh renews id for another timeout; an error matching ErrLost when
+	// it was no longer held (it is then removed, never re-added).
+	refresh(ctx context.Context, id string) error
+	// release removes id and wakes waiters; an error matching ErrLost when it
+	// had already timed out or been removed.
+	release(ctx context.Context, id string) error
+	holders(ctx context.Context) (int, error)
+	close() error
+}
+
+// New returns a semaphore named name admitting up to limit holders, over the
+// caller's go-redis clients (which stay the caller's: Close does not close
+// them). Basic, Fair and Guarded take exactly one master; Atomic takes one,
+// or up to redlock.MaxMasters independent masters, where it keeps limit
+// Redlock slots (limit at most MaxSlots). Clients should be built with
+// ContextTimeoutEnabled (package cluster does) so that a stalled master
+// cannot hold a call past its context.
+//
+// New returns an error matching ErrInvalidArgument for limit < 1, an empty
+// name, nil or zero masters, more than one master for Basic, Fair or
+// Guarded, or an unusable option.
+func New(masters []redis.UniversalClient, name string, limit int, opts ...Option) (*Semaphore, error) {
+	cfg := defaultConfig()
+	for _, o := range opts {
+		if o == nil {
+			return nil, invalid("nil option")
+		}
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case name == "":
+		return nil, invalid("empty name")
+	case limit < 1:
+		return nil, invalid("limit %d is below 1", limit)
+	case len(masters) == 0:
+		return nil, invalid("no masters")
+	case len(masters) > redlock.MaxMasters:
+		return nil, invalid("%d masters; at most %d are supported", len(masters), redlock.MaxMasters)
+	case len(masters) > 1 && cfg.variant != Atomic:
+		return nil, invalid("variant %v takes exactly one master, got %d", cfg.variant, len(masters))
+	case len(masters) > 1 && limit > MaxSlots:
+		return nil, invalid("limit %d is above %d, the most slots a multi-master semaphore keeps", limit, MaxSlots)
+	case cfg.autoRefresh && cfg.refreshInterval >= cfg.timeout-drift(cfg.timeout):
+		return nil, invalid("auto-refresh interval %v is not shorter than the validity of a %v permit", cfg.refreshInterval, cfg.timeout)
+	}
+	for i, m := range masters {
+		if m == nil {
+			return nil, invalid("master %d is a nil client", i)
+		}
+	}
+	s := &Semaphore{name: name, limit: limit, cfg: cfg, closing: make(chan struct{})}
+	k := keysFor(name)
+	var channels []string
+	if len(masters) > 1 {
+		sl, err := newSlots(s, masters)
+		if err != nil {
+			return nil, err
+		}
+		s.slots = sl
+		s.gate = make(chan struct{}, 1)
+		channels = sl.channels()
+	} else {
+		rdb := masters[0]
+		switch cfg.variant {
+		case Basic:
+			s.one = &basic{s: s, rdb: rdb, k: k}
+		case Fair:
+			s.one = &fair{s: s, rdb: rdb, k: k}
+		case Guarded:
+			g, err := newGuarded(s, rdb, k)
+			if err != nil {
+				return nil, err
+			}
+			s.one = g
+		default:
+			s.one = &atomicOne{s: s, rdb: rdb, k: k}
+		}
+		channels = []string{k.channel}
+	}
+	s.waiter = newWaiter(s, masters, channels)
+	return s, nil
+}
+
+// Name returns the semaphore's name.
+func (s *Semaphore) Name() string { return s.name }
+
+// Limit returns the most permits held at once.
+func (s *Semaphore) Limit() int { return s.limit }
+
+// Variant returns the algorithm in use.
+func (s *Semaphore) Variant() Variant { return s.cfg.variant }
+
+// TryAcquire makes one attempt to take a permit. It fails fast: when limit
+// permits are held it returns an error matching ErrBusy at once (Atomic on
+// several masters knows after at most two round trips).
+//
+// Errors: ErrBusy; ErrClosed after Close; ctx's error when ctx ended; on
+// several masters, an error matching redlock.ErrNoQuorum when fewer than a
+// majority answered; otherwise the master's error.
+func (s *Semaphore) TryAcquire(ctx context.Context) (*Permit, error) {
+	if s.closed() {
+		return nil, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("semaphore %q: %w", s.name, err)
+	}
+	if s.slots != nil {
+		return s.slots.tryAcquire(ctx)
+	}
+	id := newID()
+	start := s.cfg.clock.Now()
+	octx, cancel := context.WithTimeout(ctx, s.attemptTimeout())
+	token, err := s.one.acquire(octx, id)
+	cancel()
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+			err = fmt.Errorf("%w: %w", cerr, err)
+		}
+		return nil, fmt.Errorf("semaphore %q: %w", s.name, err)
+	}
+	p := newPermit(s, id, token, start)
+	s.cfg.logger.Debug("semaphore: acquired", "name", s.name, "variant", s.cfg.variant.String(), "token", uint64(token))
+	return p, nil
+}
+
+// Holders reports how many permits are live now: entries not timed out on
+// the master, or, on several masters, slots not free on a majority of the
+// masters that answered. Basic and Fair count entries of attempts still
+// deciding (their second round trip) as well.
+func (s *Semaphore) Holders(ctx context.Context) (int, error) {
+	if s.closed() {
+		return 0, ErrClosed
+	}
+	if s.slots != nil {
+		return s.slots.holders(ctx)
+	}
+	octx, cancel := context.WithTimeout(ctx, s.masterTimeout())
+	defer cancel()
+	n, err := s.one.holders(octx)
+	if err != nil {
+		return 0, fmt.Errorf("semaphore %q: holders: %w", s.name, err)
+	}
+	return n, nil
+}
+
+// Close stops the semaphore's background work (subscriptions, auto-refresh,
+// background removals) and waits for it. Permits already handed out keep
+// their validity but are no longer refreshed automatically. Close does not
+// close the go-redis clients. It is safe to call twice.
+func (s *Semaphore) Close() error {
+	var err error
+	s.closeOnce.Do(func() {
+		s.bgMu.Lock()
+		close(s.closing)
+		s.bgMu.Unlock()
+		s.waiter.close()
+		if s.slots != nil {
+			err = s.slots.close()
+		} else {
+			err = s.one.close()
+		}
+	})
+	s.bg.Wait()
+	return err
+}
+
+func (s *Semaphore) closed() bool {
+	select {
+	case <-s.closing:
+		return true
+	default:
+		return false
+	}
+}
+
+// goBackground runs f in a goroutine Close waits for; after Close it runs
+// nothing.
+func (s *Semaphore) goBackground(f func()) bool {
+	s.bgMu.Lock()
+	defer s.bgMu.Unlock()
+	if s.closed() {
+		return false
+	}
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		f()
+	}()
+	return true
+}
+
+// masterTimeout bounds one call to one master: a tenth of the timeout, at
+// least 50 ms and at most 1 s (redlock's rule for a TTL).
+func (s *Semaphore) masterTimeout() time.Duration {
+	return min(max(s.cfg.timeout/10, 50*time.Millisecond), time.Second)
+}
+
+// drift is the validity a permit gives up to clock drift between client and
+// server: timeout·1 % + 2 ms (redlock's default allowance).
+func drift(timeout time.Duration) time.Duration {
+	return timeout/100 + 2*time.Millisecond
+}
+
+// attemptTimeout bounds one one-master attempt: two round trips, and the
+// guard wait for Guarded.
+func (s *Semaphore) attemptTimeout() time.Duration {
+	d := 2 * s.masterTimeout()
+	if s.cfg.variant == Guarded {
+		d += s.cfg.guardWait + 2*s.masterTimeout()
+	}
+	return d
+}
+
+func (s *Semaphore) timeoutMs() int64 { return s.cfg.timeout.Milliseconds() }
+
+// hook runs the test hook, if any.
+func (s *Semaphore) hook() {
+	if s.midAcquire != nil {
+		s.midAcquire()
+	}
+}
