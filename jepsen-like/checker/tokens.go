@@ -8,7 +8,8 @@ import (
 )
 
 // Tokens checks that of two holds of a key that did not overlap, the later
-// one carries a strictly greater token. Holds without a token are skipped.
+// one carries a strictly greater token. Holds without a token, and semaphore
+// holds (whose tokens grow per slot, not per semaphore), are skipped.
 type Tokens struct{}
 
 // Name returns "tokens".
@@ -20,7 +21,7 @@ func (t Tokens) Check(events []history.Event) Result {
 	byKey := make(map[string][]Hold)
 	n := 0
 	for _, h := range Holds(events) {
-		if h.Token != 0 {
+		if h.Token != 0 && h.Limit == 0 {
 			byKey[h.Key] = append(byKey[h.Key], h)
 			n++
 		}

@@ -23,7 +23,11 @@ import (
 	"github.com/quorumlock/quorumlock/jepsen-like/netproxy"
 	"github.com/quorumlock/quorumlock/jepsen-like/workload"
 	"github.com/quorumlock/quorumlock/redlock"
+	"github.com/quorumlock/quorumlock/redlock/semaphore"
 )
+
+// SemaphoreLimit is the limit of the semaphore workload's semaphore.
+const SemaphoreLimit = 2
 
 // Result is the outcome of a run (results.json).
 type Result struct {
@@ -259,13 +263,23 @@ func runProcess(ctx context.Context, cfg Config, e *env, s, id int, rec *history
 	if cfg.NoFencing {
 		opts = append(opts, redlock.WithFencing(false))
 	}
-	lc, err := redlock.New(clients, opts...)
-	if err != nil {
-		return err
-	}
-	defer lc.Close()
-	p := &workload.Process{ID: id, Slot: s, Workload: cfg.Workload, Key: "k", TTL: cfg.TTL, Client: lc, Rec: rec,
+	p := &workload.Process{ID: id, Slot: s, Workload: cfg.Workload, Key: "k", TTL: cfg.TTL, Rec: rec,
 		Store: store, Hooks: e, Rand: rng, HarnessTokens: harness}
+	if cfg.Workload == workload.Semaphore {
+		sem, err := semaphore.New(clients, "s", SemaphoreLimit, semaphore.WithTimeout(cfg.TTL), semaphore.WithLockOptions(opts...))
+		if err != nil {
+			return err
+		}
+		defer sem.Close()
+		p.Key, p.Sem, p.Limit = "s", sem, SemaphoreLimit
+	} else {
+		lc, err := redlock.New(clients, opts...)
+		if err != nil {
+			return err
+		}
+		defer lc.Close()
+		p.Client = lc
+	}
 	p.Run(ctx)
 	return nil
 }

@@ -8,8 +8,9 @@
 //     client-pause nemesis) stops after its write until a TTL past its
 //     validity, then writes again with its old token, like a holder coming
 //     back from a long GC pause.
-//   - semaphore: not supported yet (ErrUnsupported): the counting semaphore
-//     package (redlock/semaphore) is not on this branch.
+//   - semaphore: acquire a permit of a counting semaphore (redlock/semaphore,
+//     the multi-master Atomic variant: Redlock slots on every master), hold a
+//     while, release. Acquires carry value "limit=N".
 //
 // With fencing off (plain Redlock) leases carry no token; the process then
 // uses the order of its acquisition among all processes (HarnessToken) as

@@ -12,6 +12,7 @@ import (
 	"github.com/quorumlock/quorumlock/jepsen-like/history"
 	"github.com/quorumlock/quorumlock/jepsen-like/nemesis"
 	"github.com/quorumlock/quorumlock/redlock"
+	"github.com/quorumlock/quorumlock/redlock/semaphore"
 )
 
 // ErrUnsupported is returned for a workload this build cannot run.
@@ -28,10 +29,8 @@ const (
 // the problem (wrapping ErrUnsupported for semaphore).
 func Check(name string) error {
 	switch name {
-	case Lock, Register:
+	case Lock, Register, Semaphore:
 		return nil
-	case Semaphore:
-		return fmt.Errorf("%w: the semaphore workload needs the counting semaphore package (redlock/semaphore), which is not on this branch", ErrUnsupported)
 	}
 	return fmt.Errorf("workload: unknown workload %q (want lock, register or semaphore)", name)
 }
@@ -53,7 +52,10 @@ type Process struct {
 	Workload string
 	Key      string // the lock key and register name
 	TTL      time.Duration
-	Client   *redlock.Client
+	Client   *redlock.Client // lock and register
+	// Sem is the semaphore of the semaphore workload, of limit Limit.
+	Sem   *semaphore.Semaphore
+	Limit int
 	Rec      *history.Recorder
 	Store    Store // register workload
 	Hooks    Hooks
@@ -90,21 +92,45 @@ func (p *Process) record(e history.Event) history.Event {
 	return p.Rec.Record(e)
 }
 
+// hold is a held lease or permit.
+type hold interface {
+	ValidUntil() time.Time
+	Release(ctx context.Context) error
+}
+
+func (p *Process) acquire(ctx context.Context) (hold, uint64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*p.TTL)
+	defer cancel()
+	if p.Workload == Semaphore {
+		permit, err := p.Sem.Acquire(ctx)
+		if err != nil {
+			return nil, 0, err
+		}
+		return permit, uint64(permit.Token()), nil
+	}
+	lease, err := p.Client.Lock(ctx, p.Key, p.TTL)
+	if err != nil {
+		return nil, 0, err
+	}
+	return lease, uint64(lease.Token()), nil
+}
+
 func (p *Process) cycle(ctx context.Context) {
-	inv := p.record(history.Event{Type: history.Invoke, F: history.Acquire})
-	lctx, cancel := context.WithTimeout(ctx, 2*p.TTL)
-	lease, err := p.Client.Lock(lctx, p.Key, p.TTL)
-	cancel()
+	limit := ""
+	if p.Workload == Semaphore {
+		limit = fmt.Sprintf("limit=%d", p.Limit)
+	}
+	inv := p.record(history.Event{Type: history.Invoke, F: history.Acquire, Value: limit})
+	lease, token, err := p.acquire(ctx)
 	if err != nil {
 		p.record(history.Event{Type: history.Fail, F: history.Acquire, Value: errValue(err)})
 		return
 	}
-	token := uint64(lease.Token())
 	if p.HarnessTokens != nil {
 		token = p.HarnessTokens.Add(1)
 	}
 	validUntil := lease.ValidUntil()
-	p.record(history.Event{Type: history.OK, F: history.Acquire, Token: token, ValidUntilNS: p.Rec.Since(validUntil)})
+	p.record(history.Event{Type: history.OK, F: history.Acquire, Value: limit, Token: token, ValidUntilNS: p.Rec.Since(validUntil)})
 	mode, targeted, done := p.Hooks.OnHold(p.Slot, inv.TimeNS)
 	defer done()
 	// Work on a context that outlives the process's: a leaving process
@@ -137,7 +163,7 @@ func (p *Process) cycle(ctx context.Context) {
 	switch {
 	case err == nil:
 		p.record(history.Event{Type: history.OK, F: history.Release})
-	case errors.Is(err, redlock.ErrLockLost):
+	case errors.Is(err, redlock.ErrLockLost), errors.Is(err, semaphore.ErrLost):
 		p.record(history.Event{Type: history.Fail, F: history.Release, Value: errValue(err)})
 	default:
 		p.record(history.Event{Type: history.Info, F: history.Release, Value: errValue(err)})

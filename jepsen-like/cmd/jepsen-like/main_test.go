@@ -69,7 +69,6 @@ func TestBadUsageExits2(t *testing.T) {
 		{"run", "--out", t.TempDir(), "--backend", "cloud"},
 		{"run", "--out", t.TempDir(), "--workload", "queue"},
 		{"run", "--out", t.TempDir(), "--clients", "1"},
-		{"run", "--out", t.TempDir(), "--workload", "semaphore"},
 		{"run", "--nemesis", "pause"},
 		{"run", "--no-such-flag"},
 		{"frobnicate"},
