@@ -89,7 +89,8 @@ type Step struct {
 	Fault string        `json:"fault"`
 	// Masters the fault hits (for an episode: the one master of Majority).
 	Masters []int `json:"masters,omitempty"`
-	// Slots are the client slots it hits (partition, slow-replies).
+	// Slots are the client slots it hits (partition, slow-replies); for an
+	// episode, the one slot that competes for the hold.
 	Slots []int `json:"slots,omitempty"`
 	// Hold is how long the fault lasts (episodes: the longest wait for a hold).
 	Hold time.Duration `json:"hold_ns"`
@@ -157,6 +158,7 @@ func Generate(cfg Config) (Schedule, error) {
 		case IsEpisode(name):
 			st.Majority = slices.Sorted(slices.Values(perm[:q]))
 			st.Masters = []int{perm[0]}
+			st.Slots = []int{rng.IntN(cfg.Clients)} // the candidate holder
 			st.Hold = 5 * ttl // the longest wait for a holder
 			st.Settle = ttl + ttl/10
 			if name == ClockJump {

@@ -35,9 +35,11 @@ func (n *Nemesis) episode(ctx, heal context.Context, st generator.Step) (err err
 	for s := range n.slots {
 		n.env.SetRefused(s, outside, true)
 	}
+	n.env.Gate(st.Slots[0])
 	wctx, cancel := context.WithTimeout(ctx, st.Settle+st.Hold)
 	slot, ended, ok := n.env.AwaitHold(wctx, Linger, st.Settle)
 	cancel()
+	n.env.Ungate()
 	// The other processes leave while still confined: their attempts in
 	// flight cannot leave keys outside the majority. Fresh ones join after
 	// the fault.

@@ -42,6 +42,11 @@ type Env interface {
 	// and returns its slot and a channel closed when that hold ends; ok is
 	// false if none acquired before ctx ended.
 	AwaitHold(ctx context.Context, mode HoldMode, settle time.Duration) (slot int, ended <-chan struct{}, ok bool)
+	// Gate lets only the process of slot candidate start acquisitions until
+	// Ungate: the others wait, so that the candidate is not held up by split
+	// votes.
+	Gate(candidate int)
+	Ungate()
 	// Rejoin ends the process of every slot but except, waits (bounded by
 	// ctx) until each has closed its connections, and replaces it with a
 	// fresh one. One of them (the challenger) starts when

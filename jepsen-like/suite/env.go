@@ -30,8 +30,10 @@ type env struct {
 	rec   *history.Recorder
 	slots []*slot
 
-	mu     sync.Mutex
-	waiter *holdWaiter
+	mu        sync.Mutex
+	waiter    *holdWaiter
+	gate      chan struct{} // closed by Ungate
+	candidate int
 }
 
 type holdWaiter struct {
@@ -109,6 +111,41 @@ func (e *env) OnHold(s int, invokedNS int64) (nemesis.HoldMode, bool, func()) {
 	e.mu.Unlock()
 	w.got <- s
 	return w.mode, true, func() { close(w.ended) }
+}
+
+func (e *env) Gate(candidate int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.gate == nil {
+		e.gate = make(chan struct{})
+	}
+	e.candidate = candidate
+}
+
+func (e *env) Ungate() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.gate != nil {
+		close(e.gate)
+		e.gate = nil
+	}
+}
+
+// BeforeAcquire waits while a gate keeps slot s out.
+func (e *env) BeforeAcquire(ctx context.Context, s int) {
+	for {
+		e.mu.Lock()
+		gate, candidate := e.gate, e.candidate
+		e.mu.Unlock()
+		if gate == nil || candidate == s {
+			return
+		}
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 func (e *env) Rejoin(_ context.Context, except int, start, quiet <-chan struct{}) {

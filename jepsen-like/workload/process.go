@@ -42,6 +42,9 @@ type Hooks interface {
 	// called when the hold ends.
 	// invokedNS is when the acquisition's invoke was recorded.
 	OnHold(slot int, invokedNS int64) (mode nemesis.HoldMode, targeted bool, done func())
+	// BeforeAcquire blocks while the nemesis keeps slot from competing
+	// (ctx ending ends the wait).
+	BeforeAcquire(ctx context.Context, slot int)
 }
 
 // Process is one client process: its own redlock.Client, its own
@@ -56,10 +59,10 @@ type Process struct {
 	// Sem is the semaphore of the semaphore workload, of limit Limit.
 	Sem   *semaphore.Semaphore
 	Limit int
-	Rec      *history.Recorder
-	Store    Store // register workload
-	Hooks    Hooks
-	Rand     *rand.Rand
+	Rec   *history.Recorder
+	Store Store // register workload
+	Hooks Hooks
+	Rand  *rand.Rand
 	// HarnessTokens, when set (fencing off), numbers acquisitions in the
 	// order the suite saw them; the number is the token of the writes.
 	HarnessTokens *atomic.Uint64
@@ -119,6 +122,10 @@ func (p *Process) cycle(ctx context.Context) {
 	limit := ""
 	if p.Workload == Semaphore {
 		limit = fmt.Sprintf("limit=%d", p.Limit)
+	}
+	p.Hooks.BeforeAcquire(ctx, p.Slot)
+	if ctx.Err() != nil {
+		return
 	}
 	inv := p.record(history.Event{Type: history.Invoke, F: history.Acquire, Value: limit})
 	lease, token, err := p.acquire(ctx)
