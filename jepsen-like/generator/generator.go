@@ -159,7 +159,7 @@ func Generate(cfg Config) (Schedule, error) {
 			st.Majority = slices.Sorted(slices.Values(perm[:q]))
 			st.Masters = []int{perm[0]}
 			st.Slots = []int{rng.IntN(cfg.Clients)} // the candidate holder
-			st.Hold = 5 * ttl // the longest wait for a holder
+			st.Hold = 5 * ttl                       // the longest wait for a holder
 			st.Settle = ttl + ttl/10
 			if name == ClockJump {
 				st.Delay = 2 * ttl
