@@ -39,7 +39,7 @@ func TestFencingUnderFaults(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			res, err := suite.Run(context.Background(), suite.Config{
 				Backend: suite.Local, Workload: "register", Nemeses: []string{"pause,kill,restart,client-pause"},
-				Time: 8 * time.Second, Clients: 4, Seed: 21, Store: newStore(t),
+				Time: 4 * time.Second, Clients: 4, Seed: 21, Store: newStore(t),
 			})
 			if err != nil {
 				t.Fatal(err)

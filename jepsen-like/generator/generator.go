@@ -197,7 +197,8 @@ func Generate(cfg Config) (Schedule, error) {
 			st.Hold = frac(1, 2)
 			length = st.Hold
 		case name == ClientPause:
-			st.Hold = 3 * ttl // the longest wait for a hold to pause
+			st.Slots = []int{rng.IntN(cfg.Clients)} // the one slot that competes
+			st.Hold = 5 * ttl                       // the longest wait for a hold to pause
 			length = 2*ttl + ttl/2
 		}
 		if planned+st.After+length > cfg.Duration && i >= len(names) {
