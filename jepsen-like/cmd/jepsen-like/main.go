@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 )
 
@@ -18,7 +19,15 @@ type exitError struct{ code int }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
+// quiet drops go-redis's internal log lines (e.g. about connections the
+// suite closes under a client on purpose); the suite reports through the
+// history and --debug.
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
+
 func main() {
+	redis.SetLogger(quiet{})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
