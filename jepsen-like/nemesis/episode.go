@@ -64,6 +64,12 @@ func (n *Nemesis) episode(ctx, heal context.Context, st generator.Step) (err err
 		n.rec.Nemesis(m.Name(), st.Fault+" skipped (no hold)")
 		return nil
 	}
+	// The fresh clients start now and connect; none competes until the
+	// fault is in place.
+	n.env.Gate(-1)
+	defer n.env.Ungate()
+	close(start)
+	sleep(ctx, st.Settle/10)
 	target := m.Name()
 	n.rec.Nemesis(target, st.Fault+" start")
 	n.counts[st.Fault]++
@@ -88,7 +94,7 @@ func (n *Nemesis) episode(ctx, heal context.Context, st generator.Step) (err err
 	default:
 		return fmt.Errorf("unknown episode %q", st.Fault)
 	}
-	close(start)
+	n.env.Ungate()
 	select {
 	case <-ended:
 	case <-ctx.Done():

@@ -256,6 +256,13 @@ func runProcess(ctx context.Context, cfg Config, e *env, s, id int, rec *history
 		sl.crash = nil
 		sl.mu.Unlock()
 	}()
+	// A process connects to every master before it starts (as a service
+	// does at start-up), so that its first attempt does not pay the dials.
+	for _, c := range clients {
+		pctx, cancel := context.WithTimeout(ctx, cfg.TTL/4)
+		_ = c.Ping(pctx).Err()
+		cancel()
+	}
 	opts := []redlock.Option{redlock.WithLogger(cfg.Logger.With("process", id))}
 	if cfg.NoQuarantine {
 		opts = append(opts, redlock.WithoutQuarantine())

@@ -238,8 +238,9 @@ func (m *Master) Failover(ctx context.Context) error {
 }
 
 // SetClockOffset writes d (in ns) to the master's clock file, which the
-// shim reads within 10 ms.
-func (m *Master) SetClockOffset(_ context.Context, d time.Duration) error {
+// shim reads within 10 ms, and waits (up to 2 s) until the master's TIME
+// shows it, so that the jump has happened when it returns.
+func (m *Master) SetClockOffset(ctx context.Context, d time.Duration) error {
 	if m.clockFile == "" {
 		return fmt.Errorf("%w: master %s runs without the clock shim", backend.ErrUnsupported, m.name)
 	}
@@ -247,20 +248,38 @@ func (m *Master) SetClockOffset(_ context.Context, d time.Duration) error {
 	if err := os.WriteFile(tmp, []byte(strconv.FormatInt(int64(d), 10)+"\n"), 0o644); err != nil {
 		return fmt.Errorf("local: %w", err)
 	}
-	return os.Rename(tmp, m.clockFile)
+	if err := os.Rename(tmp, m.clockFile); err != nil {
+		return fmt.Errorf("local: %w", err)
+	}
+	c := redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
+	defer c.Close()
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	for {
+		now, err := c.Time(wctx).Result()
+		if err == nil {
+			if off := now.Sub(time.Now()) - d; off > -500*time.Millisecond && off < 500*time.Millisecond {
+				return nil
+			}
+		}
+		if wctx.Err() != nil {
+			return fmt.Errorf("local: master %s's clock did not move by %v: %w", m.name, d, wctx.Err())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 func (m *Master) heal(ctx context.Context) error {
 	var errs []error
-	if m.clockFile != "" {
-		errs = append(errs, m.SetClockOffset(ctx, 0))
-	}
 	cur := m.current()
 	switch {
 	case !cur.running():
 		errs = append(errs, cur.restart(ctx, backend.NoPersistence))
 	case cur.isPaused():
 		errs = append(errs, cur.signal(syscall.SIGCONT))
+	}
+	if m.clockFile != "" {
+		errs = append(errs, m.SetClockOffset(ctx, 0))
 	}
 	return errors.Join(errs...)
 }
