@@ -233,7 +233,7 @@ func (l *Lease) watch(interval time.Duration) {
 			return
 		case <-l.changed:
 			l.resetExpiry(expiry)
-		case <-l.c.closing:
+		case <-l.c.closing():
 			// A closed Client keeps nothing running: the lease ends now. Its
 			// keys are left to expire by their TTL.
 			l.end(errClosedLease)

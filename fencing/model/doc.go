@@ -4,20 +4,34 @@
 // fencing.pml models one lock key on three masters with quorum two: clients
 // that acquire leases in two rounds (SET NX, then raise the fencing counter on
 // the granting masters), leases that end at arbitrary times, keys that expire
-// once their lease is over, lost requests and replies, at most one master
-// restart followed by a quarantine, and stale holders that keep writing to a
-// store guarded by the fencing accept rule. SPIN explores every interleaving
-// within the bounds and checks that a lease that ended before another was
-// acquired has a smaller token and that the store never accepts its writes
-// after the newer lease's. Built with -DNAIVE, the same file models the naive
-// "SET NX + INCR in one round" protocol, which SPIN must refute.
+// once their lease is over, lost requests and replies, and stale holders that
+// keep writing to a store guarded by the fencing accept rule. At most one
+// master loses data, at any moment: a restart without persistence or a
+// FLUSHALL (key and counter gone), or a failover to a lagging replica (an
+// older key and a lower counter). That master is quarantined until every
+// lease live at the loss is over and its counter has been raised from the
+// others. A quarantined master still grants, and its grant counts only in a
+// round where every master granted (the all-grant rule that lets fresh
+// masters lock at once). SPIN explores every interleaving within the bounds
+// and checks mutual exclusion, that a lease that ended before another was
+// acquired has a smaller token, and that the store never accepts its writes
+// after the newer lease's.
+//
+// Built with -DNAIVE, the same file models the naive "SET NX + INCR in one
+// round" protocol; with -DBROKEN_FIRST_CONTACT, -DBROKEN_ALLGRANT or
+// -DBROKEN_FAILOVER, the quarantine weakened one way each (a client meeting
+// a master for the first time trusts it; quarantined grants count whenever a
+// quorum granted; a failover is not quarantined). SPIN must refute each of
+// them.
 //
 // The test (go test ./fencing/model/) needs spin and gcc on PATH and fails if
 // they are missing. It runs spin -a, compiles the generated verifier pan and
 // runs an exhaustive search for each configuration, asserting that the sound
-// protocol has no error in a complete search and that the naive one has a
-// counterexample. docs/fencing-model.md describes the model, its bounds, the
-// properties and what it does not cover.
+// protocol has no error in a complete search and that every naive or broken
+// variant has a counterexample violating the expected assertion, whose
+// replayed events it logs and checks. docs/fencing-model.md describes the
+// model, its bounds, the properties, the counterexamples and what it does not
+// cover.
 //
 // The package has no non-test Go code.
 package model

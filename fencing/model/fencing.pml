@@ -4,18 +4,31 @@
  * One lock key K on M = 3 masters, quorum Q = 2. CLIENTS client processes
  * each make ATTEMPTS acquisition attempts (a fresh lease id per attempt).
  * Leases end at arbitrary times, keys of over leases expire at arbitrary
- * times, at most one master restarts (and is quarantined), requests may be
- * lost and clients may give up (LOSSY), and every lease that was HELD may send
- * up to WRITES writes to a fenced store, also after it ended (a stale holder).
+ * times, at most one master loses data (a restart without persistence or a
+ * FLUSHALL, or a failover to a lagging replica) and is quarantined, requests
+ * may be lost and clients may give up (LOSSY), and every lease that was HELD
+ * may send up to WRITES writes to a fenced store, also after it ended (a stale
+ * holder).
+ *
+ * Round 1 counts a quarantined master's grant only in a round where every
+ * master granted (the all-grant rule); other rounds need Q grants from masters
+ * that are not quarantined.
  *
  * Variants, selected with cpp macros (spin passes -D on to the preprocessor):
  *
  *   spin -a fencing.pml                           sound protocol, 2 clients x 2 attempts
  *   spin -a -DCLIENTS=3 -DATTEMPTS=1 fencing.pml  sound protocol, 3 clients x 1 attempt
  *   spin -a -DNAIVE fencing.pml                   naive SET NX + INCR protocol: must fail
+ *   spin -a -DBROKEN_FIRST_CONTACT fencing.pml    a client meeting a master for the
+ *                                                 first time trusts it: must fail
+ *   spin -a -DBROKEN_ALLGRANT fencing.pml         quarantined grants count whenever Q
+ *                                                 masters granted: must fail
+ *   spin -a -DBROKEN_FAILOVER fencing.pml         a failover is not quarantined: must fail
  *
- * Other macros: WRITES, LOSSY, RESTART, CHECK_P1 (bounds section below) and
- * INTERLEAVED (see Writer). fencing/model/model_test.go runs the checks.
+ * Other macros: WRITES, LOSSY, RESTART, FAILOVER, CHECK_P1 (bounds section
+ * below), INTERLEAVED (see Writer) and WITNESS_ALLGRANT (an assertion that
+ * must fail: a lease is acquired with a quarantined master's grant counted).
+ * fencing/model/model_test.go runs the checks.
  *
  * Properties (assertions):
  *   P1 token monotonicity: if lease L1 ended before lease L2 became HELD,
@@ -41,7 +54,9 @@
 #define ATTEMPTS 2              /* acquisition attempts per client */
 #endif
 #ifndef WRITES
-#define WRITES 2                /* writes each HELD lease may send to the store */
+#define WRITES 1                /* writes each HELD lease may send to the store (with
+                                   CHECK_P1, P1 implies P2 whatever the number of
+                                   writes: see docs/fencing-model.md) */
 #endif
 #ifndef LOSSY
 #define LOSSY 1                 /* 1: requests of both rounds may be lost, and a client
@@ -50,15 +65,26 @@
                                    by lost requests, see docs/fencing-model.md */
 #endif
 #ifndef RESTART
-#define RESTART 1               /* 1: at most one master restart; 0: none */
+#define RESTART 1               /* 1: at most one data loss on one master; 0: none */
+#endif
+#ifndef FAILOVER
+#define FAILOVER 1              /* 1: the loss may also be a failover to a lagging
+                                   replica (kind b); 0: only restarts and FLUSHALL
+                                   (kind a) */
 #endif
 #ifndef CHECK_P1
 #define CHECK_P1 1              /* 0: do not assert P1 (to see P2 fail in the naive run) */
 #endif
 #define NL (CLIENTS * ATTEMPTS) /* lease ids are 1..NL; 0 means "no lease" */
+#define LOSTM 0                 /* the master that may lose data: the masters are
+                                   symmetric (every choice of a master is free), so
+                                   a loss on master 0 stands for a loss on any */
 
 #if M != 3
-#error "pick() and the restart's counter read hard-code M = 3"
+#error "pick(), CNT(), the token rule and the loss's counter read hard-code M = 3"
+#endif
+#if defined(BROKEN_FIRST_CONTACT) && CLIENTS > 5
+#error "met (a short) holds 3 bits per client"
 #endif
 #if NL > 8
 #error "at most 8 leases: the write options below stop at 8"
@@ -85,14 +111,50 @@
 #define ALLM   7                /* bit set of all masters */
 #define BIT(i) (1 << (i))
 #define MAX(a, b) ((a) > (b) -> (a) : (b))
+#define CNT(s) (((s) & 1) + (((s) >> 1) & 1) + (((s) >> 2) & 1))   /* |s|, M = 3 */
+
+/*
+ * QUAR(m): the client's reply from master m says "quarantined": the master
+ * lost data and has not been re-synchronised. Sound: every client sees it
+ * (the missing epoch marker, a new run_id). BROKEN_FIRST_CONTACT: only a
+ * client that had met m before the loss notices; a client meeting m for the
+ * first time trusts it (defect 1 of issue 7).
+ */
+#ifdef BROKEN_FIRST_CONTACT
+#define MET(m)  BIT(_pid * M + (m))
+#define MET_OF(m) (4681 << (m))         /* the MET bits of master m, all clients (4681 = 0b1001001001001) */
+#define QUAR(m) (quar[m] && (knew & MET(m)))
+#else
+#define QUAR(m) quar[m]
+#endif
+
+/*
+ * COUNTS: round 1 succeeds. granted: masters that granted; qg: those of them
+ * whose grant said "quarantined".
+ *   sound: every master granted (then all grants count), or Q masters that
+ *          are not quarantined granted (the strict rule)
+ *   BROKEN_ALLGRANT: quarantined grants count whenever Q masters granted
+ */
+#ifdef BROKEN_ALLGRANT
+#define COUNTSOF(g, q) (CNT(g) >= Q)
+#else
+#define COUNTSOF(g, q) ((g) == ALLM || CNT((g) & ~(q)) >= Q)
+#endif
+#define COUNTS COUNTSOF(granted, qg)
 
 /* ---------------------------------------------------------------- state */
 
 /* masters */
 byte lock[M];                   /* FREE, STALE or the id of the live lease owning K */
 byte ctr[M];                    /* fencing counter: never expires, only raised
-                                   (a restart zeroes it and quarantines the master) */
-bool quar[M];                   /* restarted and not yet re-synchronised */
+                                   (a data loss lowers it and quarantines the master) */
+bool quar[M];                   /* lost data and not yet re-synchronised */
+#ifdef BROKEN_FIRST_CONTACT
+short met;                      /* bit _pid*M+m: client _pid had a reply from m
+                                   before the loss (frozen from the loss on) */
+short knew;                     /* met of the lost master at loss time */
+bool  lost;                     /* the loss has happened */
+#endif
 
 /* leases (index 0 unused) */
 byte  st[NL + 1];               /* UNUSED .. FAILED */
@@ -100,6 +162,8 @@ byte  tok[NL + 1];              /* token of a lease, set when it becomes HELD */
 short eb[NL + 1];               /* eb[L2] has bit L1 <=> L1 had ENDED when L2 became
                                    HELD ("L1 ended before L2 was acquired") */
 short live;                     /* bit L set while lease L is ACQ or HELD */
+short pend;                     /* bit L set while lease L is ACQ or HELD and was so
+                                   when the master lost data (see Loss) */
 byte  ndone;                    /* clients that have finished all their attempts */
 
 /* the fenced store */
@@ -135,7 +199,8 @@ inline over(L, m) {
 		fi
 	};
 	m = 0;
-	live = live & ~BIT(L)
+	live = live & ~BIT(L);
+	pend = pend & ~BIT(L)   /* kept a subset of live: fewer distinct states */
 }
 
 /* ---------------------------------------------------------------- clients */
@@ -156,8 +221,11 @@ active [CLIENTS] proctype Client()
 	byte m;                 /* master of the current step */
 	byte todo;              /* masters still to contact in this round */
 	byte granted;           /* masters known to have granted in round 1 */
-	byte n;                 /* grants (round 1), then oks (round 2) */
+	byte qg;                /* those of them that replied "quarantined" */
+	byte n;                 /* oks in round 2 */
 	byte t;                 /* max counter replied in round 1, then the token */
+	byte above;             /* max counter of "counter ahead" replies in round 2 */
+	bool again;             /* round 2 is being run a second time */
 
 	for (a : 0 .. ATTEMPTS - 1) {
 		/* start the attempt with a fresh lease id */
@@ -169,8 +237,10 @@ active [CLIENTS] proctype Client()
 		}
 
 		/*
-		 * 1. Round 1, one master at a time in any order.
-		 *    sound: SET K L NX; a grant replies ctr[m].
+		 * 1. Round 1, one master at a time in any order, quarantined
+		 *    masters included.
+		 *    sound: SET K L NX; a grant replies ctr[m] and whether m is
+		 *           quarantined.
 		 *    naive: SET K L NX + INCR ctr[m] in one script; a grant
 		 *           replies the INCR result.
 		 */
@@ -181,46 +251,85 @@ active [CLIENTS] proctype Client()
 				pick(todo, m);
 				todo = todo & ~BIT(m);
 				if
-				:: !quar[m] && (lock[m] == FREE || lock[m] == STALE) ->
+				:: lock[m] == FREE || lock[m] == STALE ->
 					/* key absent (or a stale key has expired): grant */
 					lock[m] = L;
 #ifdef NAIVE
 					ctr[m]++;
 #endif
 					granted = granted | BIT(m);
-					n++;
+					if
+					:: QUAR(m) -> qg = qg | BIT(m)
+					:: else -> skip
+					fi;
 					t = MAX(t, ctr[m]);
-					printf("MSC: lease %d round 1: master %d grants, ctr %d\n", L, m, ctr[m])
+#ifdef BROKEN_FIRST_CONTACT
+					met = met | (lost -> 0 : MET(m));
+					if
+					:: quar[m] && !QUAR(m) ->
+						printf("MSC: lease %d: client %d meets master %d for the first time (after its loss) and trusts it\n",
+							L, _pid, m)
+					:: else -> skip
+					fi;
+#endif
+					printf("MSC: lease %d round 1: master %d grants, ctr %d, quarantined %d\n",
+						L, m, ctr[m], QUAR(m))
 #if LOSSY
-				:: !quar[m] && (lock[m] == FREE || lock[m] == STALE) ->
+				:: lock[m] == FREE || lock[m] == STALE ->
 					skip                            /* request lost (or, for a stale
 					                                   key: not expired yet) */
 #else
-				:: !quar[m] && lock[m] == STALE ->
+				:: lock[m] == STALE ->
 					skip                            /* stale key not expired yet: denied */
 #endif
-				:: quar[m] || (lock[m] != FREE && lock[m] != STALE) ->
-					skip                            /* quarantined (never counts), or
-					                                   the key of a live lease: denied */
+				:: else ->
+#ifdef BROKEN_FIRST_CONTACT
+					met = met | (lost -> 0 : MET(m));
+#endif
+					skip                            /* the key of a live lease: denied */
 				fi;
 				m = 0
 			}
 		od;
 
-		/* 2. fewer than Q grants: the attempt fails */
+		/*
+		 * 2. Decision (COUNTS above). Unless every master granted, a grant
+		 *    of a quarantined master does not count and the attempt needs Q
+		 *    grants from the others.
+		 */
 		if
-		:: n < Q -> goto fail
+		:: !COUNTS -> goto fail
 		:: else -> skip
 		fi;
 
 #ifndef NAIVE
-		/* 3. token t = max(counters replied by the granting masters) + 1 */
-		d_step { t = t + 1; todo = granted; n = 0 }
+		/*
+		 * 3. Token t = max(counters replied by the counted grants) + 1.
+		 *    With M = 3, t as computed (the max over every grant) is that:
+		 *    if every master granted, all grants count and every master
+		 *    replied its counter; otherwise COUNTS means exactly two masters
+		 *    granted, neither of them quarantined (see the assertion).
+		 */
+		d_step {
+#ifndef BROKEN_ALLGRANT
+			assert(granted == ALLM || (granted & qg) == 0);
+#endif
+			t = t + 1; todo = granted; n = 0;
+#ifndef WITNESS_ALLGRANT
+			qg = 0                  /* not needed any more: merges states */
+#else
+			skip
+#endif
+		}
 
 		/*
-		 * 4. Round 2, to each granting master in any order, atomic per
-		 *    master: if lock[m] == L and ctr[m] < t then ctr[m] = t, ok.
+		 * 4. Round 2, to each granting master in any order (quarantined
+		 *    ones included), atomic per master (writeback.lua): if
+		 *    lock[m] != L, not-ok; else if ctr[m] >= t, not-ok, "counter
+		 *    ahead" (only a quarantine's counter sync can do that); else
+		 *    ctr[m] = t, ok. Every ok counts.
 		 */
+round2:
 		do
 		:: todo == 0 -> break
 		:: else ->
@@ -236,22 +345,44 @@ active [CLIENTS] proctype Client()
 				:: lock[m] == L && ctr[m] < t ->
 					skip                            /* request lost */
 #endif
-				:: !(lock[m] == L && ctr[m] < t) ->
-					skip                            /* not-ok (master restarted) */
+				:: lock[m] == L && ctr[m] >= t ->
+					above = MAX(above, ctr[m]);     /* not-ok: counter ahead */
+					printf("MSC: lease %d round 2: master %d counter ahead, ctr %d >= %d\n", L, m, ctr[m], t)
+				:: lock[m] != L ->
+					skip                            /* not-ok: the key is gone
+					                                   (the master lost data) */
 				fi;
 				m = 0
 			}
 		od;
 
-		/* 5. fewer than Q oks: the attempt fails */
+		/*
+		 * 5. Fewer than Q oks: the attempt fails, unless a master said
+		 *    "counter ahead": then round 2 is run once more, to the same
+		 *    masters, with the token above it (redlock's writeBack).
+		 */
 		if
-		:: n < Q -> goto fail
+		:: n < Q && above > 0 && !again -> goto retry
+		:: n < Q && (above == 0 || again) -> goto fail
 #if LOSSY
+		:: n >= Q && above > 0 && !again ->
+			goto retry                      /* ok replies lost: the client
+			                                   saw fewer than Q oks */
 		:: n >= Q -> goto fail          /* ok replies lost (or validity used
 		                                   up): the client gives up anyway */
 #endif
 		:: n >= Q -> skip
 		fi;
+		goto held;
+retry:
+		skip;
+		d_step {
+			printf("MSC: lease %d round 2 again with token %d\n", L, above + 1);
+			t = above + 1; todo = granted; n = 0; above = 0; again = true
+		}
+		goto round2;
+held:
+		skip;
 #endif
 
 		/*
@@ -261,6 +392,10 @@ active [CLIENTS] proctype Client()
 		d_step {
 			st[L] = HELD;
 			tok[L] = t;
+#ifdef WITNESS_ALLGRANT
+			assert(qg == 0);    /* must fail: shows that a quarantined master's
+			                       grant does get counted in the sound model */
+#endif
 			printf("MSC: lease %d HELD with token %d; ctr = %d %d %d\n",
 				L, t, ctr[0], ctr[1], ctr[2]);
 			for (m : 1 .. NL) {
@@ -275,7 +410,7 @@ active [CLIENTS] proctype Client()
 				:: else -> skip
 				fi
 			};
-			m = 0; todo = 0; granted = 0; n = 0; t = 0
+			m = 0; todo = 0; granted = 0; qg = 0; n = 0; t = 0; above = 0; again = false
 		}
 
 		/* The lease ends at some later moment: validity ran out or released. */
@@ -293,7 +428,7 @@ fail:
 			st[L] = FAILED;
 			over(L, m);
 			printf("MSC: lease %d FAILED\n", L);
-			todo = 0; granted = 0; n = 0; t = 0
+			todo = 0; granted = 0; qg = 0; n = 0; t = 0; above = 0; again = false
 		}
 next:
 		skip
@@ -301,39 +436,91 @@ next:
 	ndone++
 }
 
-/* ---------------------------------------------------------------- restart */
+/* ---------------------------------------------------------------- data loss */
 
 /*
- * Restart: at most one master restart, on any master, at any moment (or
- * never: the process may stay at end0). The master loses its key and its
- * counter and is quarantined. The quarantine ends only once every lease that
- * was ACQ or HELD at restart time is over; then the master reads the counters
- * of the Q other masters (M = 3: both others) one at a time, in any order,
- * with other processes interleaving, raises its counter to their max and
- * leaves quarantine.
+ * Loss: at most one data loss, at any moment (or never: the process may stay
+ * at end0), on master LOSTM (see its definition). Two kinds:
+ *   (a) restart without persistence, or FLUSHALL: the master loses its key
+ *       and its counter;
+ *   (b) failover to a lagging replica (FAILOVER): the master's state is
+ *       replaced by an older one: the key is gone or unchanged (or, without
+ *       LOSSY, a stale key), the counter is any value from 0 to its current
+ *       one (the replica missed the last raises).
+ * The master is quarantined from the moment of the loss (BROKEN_FAILOVER: not
+ * after a failover). The quarantine ends only once every lease that was ACQ or
+ * HELD at loss time is over; then the master reads the counters of the
+ * M - Q + 1 = 2 other masters one at a time, in any order, with other
+ * processes interleaving, raises its counter to their max and leaves
+ * quarantine. A quarantined master keeps answering: it grants in round 1 and
+ * takes part in round 2 (the clients decide whether its grant counts).
  */
 #if RESTART
-active proctype Restart()
+active proctype Loss()
 {
-	byte m;                 /* the restarted master */
+	byte m = LOSTM;         /* the master that loses data */
 	byte others;            /* masters whose counter is still to be read */
 	byte o;                 /* the master read in this step */
 	byte r;                 /* max counter read so far */
-	short pend;             /* leases ACQ or HELD at restart time */
+#ifdef BROKEN_FAILOVER
+	bool q = true;          /* the loss quarantines the master */
+#endif
 
 end0:
 	atomic {
-		pick(ALLM, m);
-		lock[m] = FREE;
-		ctr[m] = 0;
-		quar[m] = true;
-		pend = live;
-		others = ALLM & ~BIT(m);
-		printf("MSC: master %d RESTARTS; leases ACQ/HELD: mask %d\n", m, pend)
+		if
+		:: /* (a) restart without persistence, or FLUSHALL */
+			lock[m] = FREE;
+			ctr[m] = 0;
+			printf("MSC: master %d LOSES ALL DATA (restart/FLUSHALL); leases ACQ/HELD: mask %d\n",
+				m, live)
+#if FAILOVER
+		:: /* (b) failover to a lagging replica */
+			if
+			:: lock[m] = FREE               /* the replica missed the SET */
+			:: skip                         /* the replica has the key */
+#if !LOSSY
+			:: lock[m] = STALE              /* the replica missed a DEL, or has
+			                                   an older lease's key */
+#endif
+			fi;
+			do                              /* the replica missed the last raises */
+			:: ctr[m] > 0 -> ctr[m]--
+			:: break
+			od;
+#ifdef BROKEN_FAILOVER
+			q = false;                      /* a failover goes unnoticed */
+#endif
+			printf("MSC: master %d FAILS OVER to a lagging replica: key %d, ctr %d; leases ACQ/HELD: mask %d\n",
+				m, lock[m], ctr[m], live)
+#endif
+		fi;
+#ifdef BROKEN_FAILOVER
+		if
+		:: !q -> skip
+		:: else ->
+#endif
+			quar[m] = true;
+			pend = live;
+			others = ALLM & ~BIT(m)
+#ifdef BROKEN_FIRST_CONTACT
+			;
+			knew = met & MET_OF(m);
+			met = 0;
+			lost = true
+#endif
+#ifdef BROKEN_FAILOVER
+		fi
+#endif
 	}
+#ifdef BROKEN_FAILOVER
+	if
+	:: !q -> goto done
+	:: else -> skip
+	fi;
+#endif
 end1:
-	(pend & live) == 0;     /* wait until every pending lease is over */
-	pend = 0;
+	pend == 0;              /* wait until every pending lease is over */
 	do
 	:: others == 0 -> break
 	:: else ->
@@ -350,6 +537,8 @@ end1:
 		printf("MSC: master %d leaves quarantine with ctr %d\n", m, ctr[m]);
 		r = 0
 	}
+done:
+	skip
 }
 #endif
 
