@@ -33,7 +33,9 @@ func Write(w io.Writer, title string, events []history.Event, results []checker.
 			proof[e.Index] = true
 		}
 	}
-	b.WriteString("</table><p>Legend: lanes are processes (p0, p1, …), the top lanes faults. Blue band: a hold (acquire ok → release invoke or validity end). Bars: green ok, grey fail, orange info. Red: a fault. Black outline: events that prove an invalid verdict. Hover for details.</p>")
+	b.WriteString("</table>")
+	b.WriteString("<p>" + html.EscapeString(summary(events)) + "</p>")
+	b.WriteString("<p>Legend: lanes are processes (p0, p1, …), the top lanes faults. Blue band: a hold (acquire ok → release invoke or validity end). Bars: green ok, grey fail, orange info. Red: a fault. Black outline: events that prove an invalid verdict. Hover for details.</p>")
 	timeline(&b, events, proof)
 	b.WriteString("<h2>Proof</h2>")
 	for _, r := range results {
@@ -161,6 +163,42 @@ func timeline(b *strings.Builder, events []history.Event, proof map[int]bool) {
 			x(br.from), y, wd, hh, br.color, map[bool]string{true: "0.35", false: "0.9"}[br.band], stroke, html.EscapeString(br.tip))
 	}
 	b.WriteString("</svg>")
+}
+
+// summary counts processes, acquisitions and faults.
+func summary(events []history.Event) string {
+	procs := map[int]bool{}
+	acquired, failed := 0, 0
+	faults := map[string]int{}
+	var order []string
+	for _, e := range events {
+		switch {
+		case e.F == history.Nemesis:
+			name, phase, _ := strings.Cut(e.Value, " ")
+			if phase == "start" && name != "confine" {
+				if faults[name] == 0 {
+					order = append(order, name)
+				}
+				faults[name]++
+			}
+		case e.F == history.Acquire && e.Type == history.OK:
+			acquired++
+		case e.F == history.Acquire && e.Type == history.Fail:
+			failed++
+		}
+		if e.Process >= 0 {
+			procs[e.Process] = true
+		}
+	}
+	parts := make([]string, len(order))
+	for i, n := range order {
+		parts[i] = fmt.Sprintf("%s ×%d", n, faults[n])
+	}
+	f := "none"
+	if len(parts) > 0 {
+		f = strings.Join(parts, ", ")
+	}
+	return fmt.Sprintf("%d events, %d processes, %d acquisitions (%d attempts failed); faults: %s", len(events), len(procs), acquired, failed, f)
 }
 
 func holdBar(lane int, ok history.Event, to int64, proof bool) bar {

@@ -30,7 +30,7 @@ func TestReportIsSelfContained(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := b.String()
-	for _, want := range []string{"<svg", "restart m0", "mutex", "invalid", "p0", "p1", "run &lt;1&gt;", "error: &lt;lost&gt;", `stroke="#000"`} {
+	for _, want := range []string{"<svg", "2 processes, 2 acquisitions (0 attempts failed); faults: restart ×1", "restart m0", "mutex", "invalid", "p0", "p1", "run &lt;1&gt;", "error: &lt;lost&gt;", `stroke="#000"`} {
 		if !strings.Contains(s, want) {
 			t.Errorf("report lacks %q", want)
 		}
