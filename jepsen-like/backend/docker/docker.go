@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/moby/moby/api/types/container"
+	mobynet "github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
 	"github.com/redis/go-redis/v9"
 	"github.com/testcontainers/testcontainers-go"
@@ -30,6 +31,8 @@ const Image = "quorumlock/redis:local"
 // Label is put on every container and network the backend makes, besides
 // testcontainers' own org.testcontainers=true.
 const Label = "io.quorumlock.jepsen-like"
+
+var redisPort = mobynet.MustParsePort("6379/tcp")
 
 // ErrNoDocker is returned (wrapped) when Docker cannot be reached.
 var ErrNoDocker = errors.New("docker: Docker is not available")
@@ -141,12 +144,8 @@ func (b *Backend) run(ctx context.Context, alias string, args []string) (*testco
 		testcontainers.WithLabels(map[string]string{Label: "true"}),
 		tcnetwork.WithNetwork([]string{alias}, b.nw),
 		testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
-			for port, bindings := range hc.PortBindings {
-				for i := range bindings {
-					bindings[i].HostIP = loopback
-				}
-				hc.PortBindings[port] = bindings
-			}
+			// Published on 127.0.0.1 only, on a port Docker picks.
+			hc.PortBindings = mobynet.PortMap{redisPort: {{HostIP: loopback, HostPort: "0"}}}
 		}),
 		testcontainers.WithWaitStrategyAndDeadline(30*time.Second, wait.ForLog("Ready to accept connections")),
 	)

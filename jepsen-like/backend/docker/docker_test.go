@@ -103,3 +103,28 @@ func TestFaults(t *testing.T) {
 		t.Fatalf("clock offset in a container: %v, want ErrUnsupported", err)
 	}
 }
+
+// Every master is published on 127.0.0.1 only.
+func TestPublishedOnLoopbackOnly(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	b, err := Start(ctx, Options{Masters: 1})
+	if err != nil {
+		t.Fatalf("the Docker backend needs a Docker daemon (CI has one): %v", err)
+	}
+	defer b.Close()
+	m := b.Masters()[0].(*Master)
+	info, err := m.ctr.Inspect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bindings := info.NetworkSettings.Ports[redisPort]
+	if len(bindings) == 0 {
+		t.Fatal("6379/tcp is not published")
+	}
+	for _, pb := range bindings {
+		if pb.HostIP != loopback {
+			t.Errorf("published on %v, want 127.0.0.1 only", pb.HostIP)
+		}
+	}
+}
