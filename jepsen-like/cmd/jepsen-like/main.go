@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
+	tclog "github.com/testcontainers/testcontainers-go/log"
 )
 
 // usageError marks bad usage (exit 2).
@@ -19,15 +20,16 @@ type exitError struct{ code int }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
-// quiet drops go-redis's internal log lines (e.g. about connections the
-// suite closes under a client on purpose); the suite reports through the
-// history and --debug.
+// quiet drops go-redis's and testcontainers' own log lines (connections the
+// suite closes under a client on purpose, the Docker banner); the suite
+// reports through the history, its output and --debug.
 type quiet struct{}
 
 func (quiet) Printf(context.Context, string, ...any) {}
 
 func main() {
 	redis.SetLogger(quiet{})
+	tclog.SetDefault(tclog.NewNoopLogger())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
