@@ -35,11 +35,7 @@ func (n *Nemesis) episode(ctx, heal context.Context, st generator.Step) (err err
 	for s := range n.slots {
 		n.env.SetRefused(s, outside, true)
 	}
-	n.env.Gate(st.Slots[0])
-	wctx, cancel := context.WithTimeout(ctx, st.Settle+st.Hold)
-	slot, ended, ok := n.env.AwaitHold(wctx, Linger, st.Settle)
-	cancel()
-	n.env.Ungate()
+	slot, ended, ok := n.awaitCandidate(ctx, st, Linger, st.Settle)
 	// The other processes leave while still confined: their attempts in
 	// flight cannot leave keys outside the majority. Fresh ones join after
 	// the fault.
@@ -108,6 +104,24 @@ func (n *Nemesis) episode(ctx, heal context.Context, st generator.Step) (err err
 	}
 	n.rec.Nemesis(target, st.Fault+" stop")
 	return err
+}
+
+// awaitCandidate waits for a hold by the candidate slot st.Slots[0] alone
+// for up to 2/5 of st.Hold after settle, then by any slot for the rest: the
+// candidate may be unable to acquire (e.g. a fresh client that must wait out
+// a quarantine), and the schedule must not depend on it.
+func (n *Nemesis) awaitCandidate(ctx context.Context, st generator.Step, mode HoldMode, settle time.Duration) (int, <-chan struct{}, bool) {
+	n.env.Gate(st.Slots[0])
+	wctx, cancel := context.WithTimeout(ctx, settle+st.Hold*2/5)
+	slot, ended, ok := n.env.AwaitHold(wctx, mode, settle)
+	cancel()
+	n.env.Ungate()
+	if ok || ctx.Err() != nil {
+		return slot, ended, ok
+	}
+	wctx, cancel = context.WithTimeout(ctx, st.Hold*3/5)
+	defer cancel()
+	return n.env.AwaitHold(wctx, mode, 0)
 }
 
 func allSlots(n int) []int {

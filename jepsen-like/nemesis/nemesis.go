@@ -194,11 +194,7 @@ func (n *Nemesis) step(ctx context.Context, st generator.Step) (err error) {
 			n.env.SetReplyDelay(slot, st.Masters, 0)
 		}
 	case generator.ClientPause:
-		n.env.Gate(st.Slots[0])
-		wctx, cancel := context.WithTimeout(ctx, st.Hold)
-		slot, ended, ok := n.env.AwaitHold(wctx, PauseClient, 0)
-		cancel()
-		n.env.Ungate()
+		slot, ended, ok := n.awaitCandidate(ctx, st, PauseClient, 0)
 		if !ok {
 			n.rec.Nemesis("", st.Fault+" skipped (no hold)")
 			return nil
