@@ -76,12 +76,12 @@ type grant struct {
 	raised  bool // the counter was raised to the proposal
 }
 
-func (c *Client) sendAcquire(key, value string, ttl time.Duration, proposal fencing.Token) func(context.Context, *master) (grant, error) {
+func (c *Client) sendAcquire(key, value string, ttl time.Duration, proposal fencing.Token, releasedValue string) func(context.Context, *master) (grant, error) {
 	keys := []string{key, FencePrefix + key, EpochKey}
 	ms := ttl.Milliseconds()
 	p := proposal.String()
 	return func(ctx context.Context, m *master) (grant, error) {
-		res, err := m.batch.eval(ctx, acquireScript, keys, value, ms, p).Slice()
+		res, err := m.batch.eval(ctx, acquireScript, keys, value, ms, p, releasedValue).Slice()
 		if err != nil {
 			return grant{}, err
 		}
@@ -151,7 +151,7 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, lc 
 		proposal = c.tokens.proposal(key)
 	}
 	start := c.cfg.clock.Now()
-	r := startRound(ctx, c, el.send, timeout, c.sendAcquire(key, value, ttl, proposal))
+	r := startRound(ctx, c, el.send, timeout, c.sendAcquire(key, value, ttl, proposal, c.released.value(key, start)))
 	votes := el.votes
 	raised := make([]bool, len(c.masters))
 	var highest fencing.Token

@@ -28,6 +28,7 @@ type Client struct {
 
 	cleaners []*cleaner // one per master
 	tokens   *tokenCache
+	released *releasedValues
 	queues   *fifoQueues
 	notifier *notifier
 
@@ -74,11 +75,12 @@ func New(masters []redis.UniversalClient, opts ...Option) (*Client, error) {
 		}
 	}
 	c := &Client{
-		cfg:    cfg,
-		quorum: len(masters)/2 + 1,
-		tokens: newTokenCache(),
-		queues: newFIFOQueues(),
-		bg:     background.New(),
+		cfg:      cfg,
+		quorum:   len(masters)/2 + 1,
+		tokens:   newTokenCache(),
+		released: newReleasedValues(),
+		queues:   newFIFOQueues(),
+		bg:       background.New(),
 	}
 	c.bgCtx, c.stop = context.WithCancel(context.Background())
 	for i, m := range masters {

@@ -74,3 +74,45 @@ func TestOneRoundFencingWhenTheProposalHolds(t *testing.T) {
 	step(a, 3, "the first client again: its proposal is below the counters, write-back")
 	step(a, 0, "and then one round again")
 }
+
+// Release returns once a majority deleted the key; the deletes to the other
+// masters may still be on their way when the same Client locks the key
+// again. Those masters count the Client's own released value as free; they
+// never do for another client.
+func TestRelockAfterReleaseOverwritesOnlyOurOwnStaleKey(t *testing.T) {
+	r := newRig(t, 5)
+	a, b := r.client(t), r.client(t)
+	ctx := context.Background()
+	stale := func(c *Client) {
+		t.Helper()
+		l, err := c.TryLock(ctx, "k", 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 5*time.Second, "key on every master", func() bool { return countNonEmpty(r.values(t, "k")) == 5 })
+		old := r.values(t, "k")[0]
+		if err := l.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		gone(t, r.clients, "k")
+		for _, i := range []int{0, 1} { // as if the deletes to 0 and 1 were still on their way
+			if err := r.clients[i].Set(ctx, "k", old, 10*time.Second).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	pause(t, r, 4) // no all-grant round: 0 and 1 decide
+	defer resume(t, r, 4)
+
+	resume(t, r, 4)
+	stale(a)
+	pause(t, r, 4)
+	if _, err := b.TryLock(ctx, "k", 10*time.Second); err == nil {
+		t.Fatal("another client overwrote a's released key")
+	}
+	l, err := a.TryLock(ctx, "k", 10*time.Second)
+	if err != nil {
+		t.Fatalf("a re-locking its own released key: %v", err)
+	}
+	_ = l.Release(ctx)
+}

@@ -1,7 +1,9 @@
 -- Round 1 of an acquisition, run atomically on one master.
 -- KEYS[1] the lock key, KEYS[2] its fencing counter, KEYS[3] the master's epoch marker
 -- ARGV[1] the lease's random value, ARGV[2] the TTL in milliseconds,
--- ARGV[3] a proposed token (decimal, below 2^53), or '0' for none
+-- ARGV[3] a proposed token (decimal, below 2^53), or '0' for none,
+-- ARGV[4] the value of a lease of this client that was just released, or ''
+-- (its delete may still be on its way here: the key counts as free)
 -- When the SET is granted and the counter is below the proposal, the counter
 -- is raised to it in the same step (the one-round fast path, docs/fencing.md).
 -- Returns {granted (1 or 0), the counter before any raise as a decimal string,
@@ -9,8 +11,14 @@
 local granted = 0
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   granted = 1
-elseif redis.call('GET', KEYS[1]) == ARGV[1] then
-  granted = 1 -- our own SET, sent again after a lost reply
+else
+  local current = redis.call('GET', KEYS[1])
+  if current == ARGV[1] then
+    granted = 1 -- our own SET, sent again after a lost reply
+  elseif ARGV[4] ~= '' and current == ARGV[4] then
+    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) -- our own released lease's key
+    granted = 1
+  end
 end
 local counter = redis.call('GET', KEYS[2]) or '0'
 local raised = 0
