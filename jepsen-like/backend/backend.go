@@ -1,0 +1,64 @@
+package backend
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrUnsupported is returned (wrapped) by a fault a backend cannot inject.
+var ErrUnsupported = errors.New("backend: fault not supported")
+
+// Persistence selects how a master keeps its data across a restart.
+type Persistence int
+
+const (
+	// NoPersistence: no RDB, no AOF: a restarted master is empty.
+	NoPersistence Persistence = iota
+	// AOFAlways: appendonly yes, appendfsync always: nothing acknowledged is lost.
+	AOFAlways
+)
+
+// Args are the redis-server arguments of p.
+func (p Persistence) Args() []string {
+	if p == AOFAlways {
+		return []string{"--appendonly", "yes", "--appendfsync", "always"}
+	}
+	return []string{"--appendonly", "no", "--save", ""}
+}
+
+// Master is one Redis master of a run, as the nemesis sees it.
+type Master interface {
+	// Name is "m0", "m1", ...
+	Name() string
+	// Addr is where the master answers now (host:port on this machine); it
+	// changes after a failover, or a container's restart.
+	Addr() string
+	// Pause stops the master (SIGSTOP, docker pause); Resume continues it.
+	Pause(ctx context.Context) error
+	Resume(ctx context.Context) error
+	// Kill stops the master at once (SIGKILL); Start starts it again with p.
+	Kill(ctx context.Context) error
+	Start(ctx context.Context, p Persistence) error
+	// Flush empties the master without restarting it (FLUSHALL).
+	Flush(ctx context.Context) error
+	// DetachReplica starts (once) a replica of the master and, once it has
+	// synced, detaches it (REPLICAOF NO ONE): from then on it lags.
+	DetachReplica(ctx context.Context) error
+	// Failover kills the master and puts its detached replica in its place:
+	// Addr answers with the replica from then on.
+	Failover(ctx context.Context) error
+	// SetClockOffset shifts the master's wall clock (CLOCK_REALTIME,
+	// gettimeofday, time) by d; ErrUnsupported where it cannot.
+	SetClockOffset(ctx context.Context, d time.Duration) error
+}
+
+// Backend is a set of masters.
+type Backend interface {
+	Masters() []Master
+	// Heal resumes paused masters, starts killed ones (empty), and resets
+	// clock offsets: what the end of a run does.
+	Heal(ctx context.Context) error
+	// Close stops everything the backend started, by id.
+	Close() error
+}

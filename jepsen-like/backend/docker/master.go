@@ -1,0 +1,237 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/moby/moby/client"
+	"github.com/redis/go-redis/v9"
+	"github.com/testcontainers/testcontainers-go"
+
+	"github.com/quorumlock/quorumlock/jepsen-like/backend"
+)
+
+var loopback = netip.MustParseAddr("127.0.0.1")
+
+// Master is one master container; a restart without persistence or a
+// failover puts another container in its place.
+type Master struct {
+	b           *Backend
+	name        string
+	persistence backend.Persistence
+
+	mu      sync.Mutex
+	ctr     *testcontainers.DockerContainer
+	addr    string
+	paused  bool
+	killed  bool
+	replica *testcontainers.DockerContainer
+	n       int // containers made for this master, for aliases
+}
+
+var _ backend.Master = (*Master)(nil)
+
+// Name returns "m<i>".
+func (m *Master) Name() string { return m.name }
+
+// Addr is the published 127.0.0.1 address of the current container.
+func (m *Master) Addr() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.addr
+}
+
+func (m *Master) id() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.ctr.GetContainerID()
+}
+
+// replace starts a fresh container under the master's network alias.
+func (m *Master) replace(ctx context.Context, p backend.Persistence) error {
+	c, err := m.b.run(ctx, m.name, redisArgs(p))
+	if err != nil {
+		return err
+	}
+	addr, err := hostAddr(ctx, c)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	old := m.ctr
+	m.ctr, m.addr, m.paused, m.killed, m.persistence = c, addr, false, false, p
+	m.mu.Unlock()
+	if old != nil {
+		_, _ = m.b.cli.ContainerRemove(ctx, old.GetContainerID(), client.ContainerRemoveOptions{Force: true})
+	}
+	return nil
+}
+
+// Pause runs docker pause.
+func (m *Master) Pause(ctx context.Context) error {
+	if _, err := m.b.cli.ContainerPause(ctx, m.id(), client.ContainerPauseOptions{}); err != nil {
+		return fmt.Errorf("docker: pause %s: %w", m.name, err)
+	}
+	m.mu.Lock()
+	m.paused = true
+	m.mu.Unlock()
+	return nil
+}
+
+// Resume runs docker unpause.
+func (m *Master) Resume(ctx context.Context) error {
+	if _, err := m.b.cli.ContainerUnpause(ctx, m.id(), client.ContainerUnpauseOptions{}); err != nil {
+		return fmt.Errorf("docker: unpause %s: %w", m.name, err)
+	}
+	m.mu.Lock()
+	m.paused = false
+	m.mu.Unlock()
+	return nil
+}
+
+// Kill sends SIGKILL to the container.
+func (m *Master) Kill(ctx context.Context) error {
+	if _, err := m.b.cli.ContainerKill(ctx, m.id(), client.ContainerKillOptions{Signal: "KILL"}); err != nil {
+		return fmt.Errorf("docker: kill %s: %w", m.name, err)
+	}
+	m.mu.Lock()
+	m.killed, m.paused = true, false
+	m.mu.Unlock()
+	return nil
+}
+
+// Start brings a killed master back: with AOFAlways (on a master that ran
+// with it) the same container starts again and replays its AOF; otherwise an
+// empty container takes its place.
+func (m *Master) Start(ctx context.Context, p backend.Persistence) error {
+	m.mu.Lock()
+	ctr, per := m.ctr, m.persistence
+	m.mu.Unlock()
+	if p == backend.AOFAlways && per == backend.AOFAlways {
+		if err := ctr.Start(ctx); err != nil {
+			return fmt.Errorf("docker: start %s: %w", m.name, err)
+		}
+		addr, err := hostAddr(ctx, ctr) // docker may publish on another port
+		if err != nil {
+			return err
+		}
+		m.mu.Lock()
+		m.addr, m.killed = addr, false
+		m.mu.Unlock()
+		return waitPing(ctx, addr)
+	}
+	return m.replace(ctx, p)
+}
+
+// Flush runs FLUSHALL.
+func (m *Master) Flush(ctx context.Context) error {
+	if err := flushAll(ctx, m.Addr()); err != nil {
+		return fmt.Errorf("docker: flush %s: %w", m.name, err)
+	}
+	return nil
+}
+
+// DetachReplica starts a replica container of the master, waits until it
+// synced, and detaches it.
+func (m *Master) DetachReplica(ctx context.Context) error {
+	m.mu.Lock()
+	if m.replica != nil {
+		m.mu.Unlock()
+		return nil
+	}
+	m.n++
+	alias := fmt.Sprintf("%s-replica%d", m.name, m.n)
+	m.mu.Unlock()
+	r, err := m.b.run(ctx, alias, redisArgs(backend.NoPersistence, "--replicaof", m.name, "6379"))
+	if err != nil {
+		return err
+	}
+	addr, err := hostAddr(ctx, r)
+	if err != nil {
+		return err
+	}
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true})
+	defer c.Close()
+	for {
+		info, err := c.Info(ctx, "replication").Result()
+		if err == nil && strings.Contains(info, "master_link_status:up") {
+			break
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("docker: replica of %s never synced: %w", m.name, ctx.Err())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := c.Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
+		return fmt.Errorf("docker: detach replica of %s: %w", m.name, err)
+	}
+	m.mu.Lock()
+	m.replica = r
+	m.mu.Unlock()
+	return nil
+}
+
+// Failover kills the master's container and puts the detached replica in
+// its place.
+func (m *Master) Failover(ctx context.Context) error {
+	m.mu.Lock()
+	r, old := m.replica, m.ctr
+	m.mu.Unlock()
+	if r == nil {
+		return fmt.Errorf("docker: failover of %s: no detached replica (call DetachReplica first)", m.name)
+	}
+	addr, err := hostAddr(ctx, r)
+	if err != nil {
+		return err
+	}
+	_, kerr := m.b.cli.ContainerKill(ctx, old.GetContainerID(), client.ContainerKillOptions{Signal: "KILL"})
+	m.mu.Lock()
+	m.ctr, m.addr, m.replica, m.paused, m.killed, m.persistence = r, addr, nil, false, false, backend.NoPersistence
+	m.mu.Unlock()
+	if kerr != nil {
+		return fmt.Errorf("docker: kill %s: %w", m.name, kerr)
+	}
+	return nil
+}
+
+// SetClockOffset is not supported on containers (the image has no clock
+// shim).
+func (m *Master) SetClockOffset(context.Context, time.Duration) error {
+	return fmt.Errorf("%w: clock-jump runs on the local backend only", backend.ErrUnsupported)
+}
+
+func (m *Master) heal(ctx context.Context) error {
+	m.mu.Lock()
+	paused, killed := m.paused, m.killed
+	m.mu.Unlock()
+	switch {
+	case killed:
+		return m.replace(ctx, backend.NoPersistence)
+	case paused:
+		return m.Resume(ctx)
+	}
+	return nil
+}
+
+func waitPing(ctx context.Context, addr string) error {
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	defer c.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		pctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		err := c.Ping(pctx).Err()
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			return errors.Join(errors.New("docker: master did not answer PING"), err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,0 +1,296 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/jepsen-like/backend"
+)
+
+// Options configure Start.
+type Options struct {
+	// Masters is the number of masters. Default 5.
+	Masters int
+	// Persistence of the masters at start. Default NoPersistence.
+	Persistence backend.Persistence
+	// Binary is the redis-server binary. Default: $QUORUMLOCK_REDIS_SERVER,
+	// else redis-server on PATH.
+	Binary string
+	// ClockShim is the path of the built clock shim (nemesis/clockshim); when
+	// set, masters run with it preloaded and SetClockOffset works.
+	ClockShim string
+}
+
+// Backend is a set of local redis-server masters.
+type Backend struct {
+	masters []*Master
+	root    string
+}
+
+var _ backend.Backend = (*Backend)(nil)
+
+// Start starts the masters. On error, whatever was started is stopped.
+func Start(ctx context.Context, o Options) (*Backend, error) {
+	if o.Masters == 0 {
+		o.Masters = 5
+	}
+	if o.Masters < 1 {
+		return nil, fmt.Errorf("local: %d masters: need at least 1", o.Masters)
+	}
+	bin, err := binary(o.Binary)
+	if err != nil {
+		return nil, err
+	}
+	root, err := os.MkdirTemp("", "jepsen-like-local-")
+	if err != nil {
+		return nil, fmt.Errorf("local: %w", err)
+	}
+	b := &Backend{root: root}
+	for i := range o.Masters {
+		m, err := newMaster(ctx, i, bin, root, o)
+		if err != nil {
+			_ = b.Close()
+			return nil, err
+		}
+		b.masters = append(b.masters, m)
+	}
+	return b, nil
+}
+
+func binary(b string) (string, error) {
+	if b == "" {
+		b = os.Getenv("QUORUMLOCK_REDIS_SERVER")
+	}
+	if b == "" {
+		b = "redis-server"
+	}
+	path, err := exec.LookPath(b)
+	if err != nil {
+		return "", fmt.Errorf("local: redis-server not found (install Debian's redis-server, or set QUORUMLOCK_REDIS_SERVER): %w", err)
+	}
+	return path, nil
+}
+
+// Masters returns the masters in order.
+func (b *Backend) Masters() []backend.Master {
+	out := make([]backend.Master, len(b.masters))
+	for i, m := range b.masters {
+		out[i] = m
+	}
+	return out
+}
+
+// Heal resumes, starts (empty) and un-shifts every master.
+func (b *Backend) Heal(ctx context.Context) error {
+	var errs []error
+	for _, m := range b.masters {
+		errs = append(errs, m.heal(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+// Close kills every process by PID and removes the temporary directories.
+func (b *Backend) Close() error {
+	for _, m := range b.masters {
+		m.close()
+	}
+	return os.RemoveAll(b.root)
+}
+
+// Master is one local master: a redis-server process, and after a failover
+// the replica that took its place.
+type Master struct {
+	name      string
+	binary    string
+	dir       string
+	clockFile string
+	env       []string
+
+	mu      sync.Mutex
+	cur     *process
+	old     []*process // replaced by a failover
+	replica *process
+}
+
+var _ backend.Master = (*Master)(nil)
+
+func newMaster(ctx context.Context, i int, bin, root string, o Options) (*Master, error) {
+	m := &Master{name: "m" + strconv.Itoa(i), binary: bin, dir: filepath.Join(root, "m"+strconv.Itoa(i))}
+	if err := os.MkdirAll(m.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("local: %w", err)
+	}
+	if o.ClockShim != "" {
+		m.clockFile = filepath.Join(m.dir, "clock-offset")
+		if err := os.WriteFile(m.clockFile, []byte("0\n"), 0o644); err != nil {
+			return nil, fmt.Errorf("local: %w", err)
+		}
+		m.env = []string{"LD_PRELOAD=" + o.ClockShim, "CLOCKSHIM_FILE=" + m.clockFile}
+	}
+	p := &process{binary: bin, dir: filepath.Join(m.dir, "primary"), env: m.env}
+	if err := os.MkdirAll(p.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("local: %w", err)
+	}
+	if err := p.startFresh(ctx, o.Persistence); err != nil {
+		return nil, fmt.Errorf("local: master %s: %w", m.name, err)
+	}
+	m.cur = p
+	return m, nil
+}
+
+func (m *Master) current() *process {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cur
+}
+
+// Name returns "m<i>".
+func (m *Master) Name() string { return m.name }
+
+// Addr is 127.0.0.1:port of the process now serving as this master.
+func (m *Master) Addr() string { return m.current().addr() }
+
+// Pause sends SIGSTOP.
+func (m *Master) Pause(context.Context) error { return m.current().signal(syscall.SIGSTOP) }
+
+// Resume sends SIGCONT.
+func (m *Master) Resume(context.Context) error { return m.current().signal(syscall.SIGCONT) }
+
+// Kill sends SIGKILL and waits for the exit.
+func (m *Master) Kill(context.Context) error { return m.current().kill() }
+
+// Start starts the master on its port with p (after Kill).
+func (m *Master) Start(ctx context.Context, p backend.Persistence) error {
+	cur := m.current()
+	if cur.running() {
+		return fmt.Errorf("local: master %s is running", m.name)
+	}
+	return cur.restart(ctx, p)
+}
+
+// Flush runs FLUSHALL.
+func (m *Master) Flush(ctx context.Context) error {
+	c := redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
+	defer c.Close()
+	if err := c.FlushAll(ctx).Err(); err != nil {
+		return fmt.Errorf("local: flush %s: %w", m.name, err)
+	}
+	return nil
+}
+
+// DetachReplica starts a replica, waits until it synced, and detaches it.
+func (m *Master) DetachReplica(ctx context.Context) error {
+	m.mu.Lock()
+	if m.replica != nil {
+		m.mu.Unlock()
+		return nil
+	}
+	primary := m.cur
+	r := &process{binary: m.binary, dir: filepath.Join(m.dir, "replica"+strconv.Itoa(len(m.old))), env: m.env,
+		extra: []string{"--replicaof", "127.0.0.1", strconv.Itoa(primary.port)}}
+	m.replica = r
+	m.mu.Unlock()
+	if err := os.MkdirAll(r.dir, 0o755); err != nil {
+		return fmt.Errorf("local: %w", err)
+	}
+	if err := r.startFresh(ctx, backend.NoPersistence); err != nil {
+		return fmt.Errorf("local: replica of %s: %w", m.name, err)
+	}
+	c := redis.NewClient(&redis.Options{Addr: r.addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
+	defer c.Close()
+	for {
+		info, err := c.Info(ctx, "replication").Result()
+		if err == nil && strings.Contains(info, "master_link_status:up") {
+			break
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("local: replica of %s never synced: %w", m.name, ctx.Err())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := c.Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
+		return fmt.Errorf("local: detach replica of %s: %w", m.name, err)
+	}
+	return nil
+}
+
+// Failover kills the master and puts its detached replica in its place.
+func (m *Master) Failover(ctx context.Context) error {
+	m.mu.Lock()
+	r, old := m.replica, m.cur
+	if r == nil {
+		m.mu.Unlock()
+		return fmt.Errorf("local: failover of %s: no detached replica (call DetachReplica first)", m.name)
+	}
+	m.cur, m.replica, m.old = r, nil, append(m.old, old)
+	m.mu.Unlock()
+	return old.kill()
+}
+
+// SetClockOffset writes d (in ns) to the master's clock file, which the
+// shim reads within 10 ms, and waits (up to 2 s) until the master's TIME
+// shows it, so that the jump has happened when it returns.
+func (m *Master) SetClockOffset(ctx context.Context, d time.Duration) error {
+	if m.clockFile == "" {
+		return fmt.Errorf("%w: master %s runs without the clock shim", backend.ErrUnsupported, m.name)
+	}
+	tmp := m.clockFile + ".tmp"
+	if err := os.WriteFile(tmp, []byte(strconv.FormatInt(int64(d), 10)+"\n"), 0o644); err != nil {
+		return fmt.Errorf("local: %w", err)
+	}
+	if err := os.Rename(tmp, m.clockFile); err != nil {
+		return fmt.Errorf("local: %w", err)
+	}
+	c := redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
+	defer c.Close()
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	for {
+		now, err := c.Time(wctx).Result()
+		if err == nil {
+			if off := now.Sub(time.Now()) - d; off > -500*time.Millisecond && off < 500*time.Millisecond {
+				return nil
+			}
+		}
+		if wctx.Err() != nil {
+			return fmt.Errorf("local: master %s's clock did not move by %v: %w", m.name, d, wctx.Err())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (m *Master) heal(ctx context.Context) error {
+	var errs []error
+	cur := m.current()
+	switch {
+	case !cur.running():
+		errs = append(errs, cur.restart(ctx, backend.NoPersistence))
+	case cur.isPaused():
+		errs = append(errs, cur.signal(syscall.SIGCONT))
+	}
+	if m.clockFile != "" {
+		errs = append(errs, m.SetClockOffset(ctx, 0))
+	}
+	return errors.Join(errs...)
+}
+
+func (m *Master) close() {
+	m.mu.Lock()
+	procs := append([]*process{m.cur, m.replica}, m.old...)
+	m.mu.Unlock()
+	for _, p := range procs {
+		if p != nil {
+			_ = p.kill()
+		}
+	}
+}

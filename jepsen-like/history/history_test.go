@@ -1,0 +1,58 @@
+package history
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestDecodeRejectsBadHistories(t *testing.T) {
+	cases := map[string]string{
+		"unknown type":        `{"index":0,"process":0,"type":"done","f":"acquire","key":"k","time_ns":0}`,
+		"unknown f":           `{"index":0,"process":0,"type":"invoke","f":"lock","key":"k","time_ns":0}`,
+		"missing time_ns":     `{"index":0,"process":0,"type":"invoke","f":"acquire","key":"k"}`,
+		"unknown field":       `{"index":0,"process":0,"type":"invoke","f":"acquire","key":"k","time_ns":0,"extra":1}`,
+		"no key":              `{"index":0,"process":0,"type":"invoke","f":"acquire","time_ns":0}`,
+		"completion first":    `{"index":0,"process":0,"type":"ok","f":"release","key":"k","time_ns":0}`,
+		"nemesis not info":    `{"index":0,"process":-1,"type":"invoke","f":"nemesis","time_ns":0}`,
+		"not JSON":            `{"index":0,`,
+		"ok without validity": "{\"index\":0,\"process\":0,\"type\":\"invoke\",\"f\":\"acquire\",\"key\":\"k\",\"time_ns\":0}\n{\"index\":1,\"process\":0,\"type\":\"ok\",\"f\":\"acquire\",\"key\":\"k\",\"time_ns\":1}",
+		"index repeats":       "{\"index\":0,\"process\":-1,\"type\":\"info\",\"f\":\"nemesis\",\"time_ns\":0}\n{\"index\":0,\"process\":-1,\"type\":\"info\",\"f\":\"nemesis\",\"time_ns\":1}",
+		"time goes back":      "{\"index\":0,\"process\":-1,\"type\":\"info\",\"f\":\"nemesis\",\"time_ns\":5}\n{\"index\":1,\"process\":-1,\"type\":\"info\",\"f\":\"nemesis\",\"time_ns\":1}",
+		"double invoke":       "{\"index\":0,\"process\":0,\"type\":\"invoke\",\"f\":\"acquire\",\"key\":\"k\",\"time_ns\":0}\n{\"index\":1,\"process\":0,\"type\":\"invoke\",\"f\":\"write\",\"key\":\"k\",\"time_ns\":1}",
+		"mismatched f":        "{\"index\":0,\"process\":0,\"type\":\"invoke\",\"f\":\"acquire\",\"key\":\"k\",\"time_ns\":0}\n{\"index\":1,\"process\":0,\"type\":\"ok\",\"f\":\"write\",\"key\":\"k\",\"time_ns\":1}",
+	}
+	for name, in := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := Decode(strings.NewReader(in))
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("Decode: %v, want ErrInvalid", err)
+			}
+		})
+	}
+}
+
+func TestRecorderRoundTrip(t *testing.T) {
+	r := NewRecorder()
+	r.Record(Event{Process: 0, Type: Invoke, F: Acquire, Key: "k"})
+	r.Nemesis("m1", "pause start")
+	ok := r.Record(Event{Process: 0, Type: OK, F: Acquire, Key: "k", Token: 3, ValidUntilNS: r.Now() + 1e9})
+	if ok.Index != 2 {
+		t.Fatalf("index %d, want 2", ok.Index)
+	}
+	var buf bytes.Buffer
+	if err := Encode(&buf, r.Events()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"valid_until_ns"`) || !strings.Contains(buf.String(), `"f":"nemesis"`) {
+		t.Fatalf("encoded: %s", buf.String())
+	}
+	back, err := Decode(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back) != 3 || back[2] != ok {
+		t.Fatalf("round trip: %v", back)
+	}
+}

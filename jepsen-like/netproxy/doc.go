@@ -1,0 +1,8 @@
+// Package netproxy is the per-client TCP proxy of the jepsen-like suite:
+// every workload client reaches every master through its own Proxy, so the
+// nemesis can cut one client off from some masters (a partition that hangs
+// rather than refuses: bytes are swallowed, like an iptables DROP), delay a
+// master's answers to one client while its commands are applied on time
+// (slow-replies), or move a master to a new address (a failover, a
+// container restarted on a new port) without the client noticing.
+package netproxy

@@ -1,0 +1,126 @@
+package netproxy
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
+
+	"github.com/quorumlock/quorumlock/cluster/clustertest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func start(t *testing.T) (*Proxy, *clustertest.Server, *redis.Client) {
+	t.Helper()
+	s := clustertest.StartServer(t, clustertest.NoPersistence)
+	p, err := Start(func() string { return s.Addr })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	c := redis.NewClient(&redis.Options{Addr: p.Addr(), ContextTimeoutEnabled: true, MaxRetries: -1,
+		DialTimeout: time.Second, ReadTimeout: time.Second})
+	t.Cleanup(func() { _ = c.Close() })
+	return p, s, c
+}
+
+func TestForwardsAndBlocks(t *testing.T) {
+	ctx := context.Background()
+	p, _, c := start(t)
+	if err := c.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	p.SetBlocked(true)
+	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	err := c.Get(short, "k").Err()
+	cancel()
+	var ne net.Error
+	if !errors.Is(err, context.DeadlineExceeded) && !(errors.As(err, &ne) && ne.Timeout()) {
+		t.Fatalf("GET through a blocked link: %v, want a hang until the deadline", err)
+	}
+	p.SetBlocked(false)
+	if got, err := c.Get(ctx, "k").Result(); err != nil || got != "v" {
+		t.Fatalf("after healing GET = %q, %v", got, err)
+	}
+}
+
+func TestRefusedFailsFast(t *testing.T) {
+	ctx := context.Background()
+	p, s, c := start(t)
+	p.SetRefused(true)
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	err := c.Set(cctx, "k", "v", 0).Err()
+	if err == nil || errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("SET through a refused link: %v, want a connection error", err)
+	}
+	direct := s.Client(t)
+	if n, _ := direct.Exists(ctx, "k").Result(); n != 0 {
+		t.Fatal("a command sent through a refused link reached the server")
+	}
+	p.SetRefused(false)
+	if err := c.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatalf("after restoring: %v", err)
+	}
+}
+
+// slow-replies: the command is applied at once, only its answer is late.
+func TestReplyDelayAppliesOnTime(t *testing.T) {
+	ctx := context.Background()
+	p, s, c := start(t)
+	if err := c.Ping(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	p.SetReplyDelay(300 * time.Millisecond)
+	direct := s.Client(t)
+	done := make(chan error, 1)
+	go func() { done <- c.Set(ctx, "k", "v", 0).Err() }()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if n, _ := direct.Exists(ctx, "k").Result(); n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the SET never reached the server")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the reply came before the key was seen applied plus the delay: %v", err)
+	default:
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// After the target moved (a failover), Reset makes clients reconnect to it.
+func TestTargetMoves(t *testing.T) {
+	ctx := context.Background()
+	a := clustertest.StartServer(t, clustertest.NoPersistence)
+	b := clustertest.StartServer(t, clustertest.NoPersistence)
+	var target atomic.Value
+	target.Store(a.Addr)
+	p, err := Start(func() string { return target.Load().(string) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c := redis.NewClient(&redis.Options{Addr: p.Addr(), MaxRetries: 2})
+	defer c.Close()
+	if err := c.Set(ctx, "where", "a", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	target.Store(b.Addr)
+	p.Reset()
+	if err := c.Get(ctx, "where").Err(); !errors.Is(err, redis.Nil) {
+		t.Fatalf("GET after the move: %v, want redis.Nil from the new target", err)
+	}
+}

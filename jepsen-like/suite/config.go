@@ -1,0 +1,93 @@
+package suite
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/quorumlock/quorumlock/fencing"
+	"github.com/quorumlock/quorumlock/jepsen-like/generator"
+	"github.com/quorumlock/quorumlock/jepsen-like/workload"
+)
+
+// ErrInvalidArgument is wrapped by every configuration error.
+var ErrInvalidArgument = errors.New("suite: invalid argument")
+
+// Backends.
+const (
+	Local  = "local"
+	Docker = "docker"
+)
+
+// Config is one run. The zero values of the optional fields are the
+// defaults documented on each.
+type Config struct {
+	Backend  string   // local or docker
+	Workload string   // lock, register or semaphore
+	Nemeses  []string // parsed with generator.ParseNemeses
+	Time     time.Duration
+	Clients  int
+	Seed     uint64
+	Out      string // output directory; "" writes nothing
+	// NoQuarantine: redlock.WithoutQuarantine().
+	NoQuarantine bool
+	// NoFencing: redlock.WithFencing(false), and a store that checks no token.
+	NoFencing bool
+	// Long: more clients (at least 10) and at least five minutes.
+	Long bool
+	// TTL of the locks. Default 1 s.
+	TTL time.Duration
+	// Masters. Default 5.
+	Masters int
+	// MajorityDown makes pause and kill hit a majority.
+	MajorityDown bool
+	// Store is the fenced store of the register workload. Default: an
+	// in-memory fencing.MemoryStore. Ignored with NoFencing, which writes to
+	// a store that checks no token.
+	Store fencing.Store
+	// Progress receives a progress bar (nil: none).
+	Progress io.Writer
+	// Logger for the suite's own diagnostics. Default: discard.
+	Logger *slog.Logger
+}
+
+func (c *Config) normalize() error {
+	if c.TTL == 0 {
+		c.TTL = time.Second
+	}
+	if c.Masters == 0 {
+		c.Masters = 5
+	}
+	if c.Long {
+		c.Clients = max(c.Clients, 10)
+		c.Time = max(c.Time, 5*time.Minute)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	switch {
+	case c.Backend != Local && c.Backend != Docker:
+		return fmt.Errorf("%w: backend %q (want local or docker)", ErrInvalidArgument, c.Backend)
+	case c.Clients < 2:
+		return fmt.Errorf("%w: %d clients, need at least 2", ErrInvalidArgument, c.Clients)
+	case c.Clients > 64:
+		return fmt.Errorf("%w: %d clients, at most 64", ErrInvalidArgument, c.Clients)
+	case c.Time < 2*c.TTL:
+		return fmt.Errorf("%w: --time %v is shorter than two TTLs (%v)", ErrInvalidArgument, c.Time, 2*c.TTL)
+	case c.Time > 24*time.Hour:
+		return fmt.Errorf("%w: --time %v is longer than a day", ErrInvalidArgument, c.Time)
+	case c.Masters < 3:
+		return fmt.Errorf("%w: %d masters, need at least 3", ErrInvalidArgument, c.Masters)
+	}
+	if err := workload.Check(c.Workload); err != nil {
+		return err
+	}
+	for _, n := range c.Nemeses {
+		if _, err := generator.ParseNemeses(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
