@@ -157,6 +157,12 @@ var fastPathRuns = []run{
 	// Q granting masters raised.
 	{name: "broken_fastpath", defines: []string{"-DBROKEN_FASTPATH", "-DATTEMPTS=1", "-DANYP=1", "-DLOSSY=0"}, cc: []string{"-DBFS"},
 		violation: violP1, story: []string{"LOSES ALL DATA", "quarantined 1", "FAST PATH"}},
+	// Not a broken protocol: the sound one with an assertion that no lease
+	// is acquired by the fast path in a round that counted a quarantined
+	// master's grant. It must fail, which shows that the sound runs do
+	// exercise the all-M clause of the fast path.
+	{name: "witness_fastpath_allgrant", defines: []string{"-DWITNESS_FASTPATH", "-DATTEMPTS=1", "-DANYP=1"}, cc: []string{"-DBFS"},
+		violation: "!((fast&&wide))", story: []string{"quarantined 1", "FAST PATH"}},
 }
 
 // tools returns the paths of spin and gcc, failing the test if either is
