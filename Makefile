@@ -5,7 +5,7 @@ GO ?= go
 # PostgreSQL server, and spin for the Promela model (gcc compiles its verifier).
 DEBS := redis-server postgresql spin gcc
 
-.PHONY: all demo test deps vet fmt-check bench image compose-up compose-down
+.PHONY: all demo test deps vet fmt-check bench bench-peers image compose-up compose-down
 
 all: test
 
@@ -14,8 +14,10 @@ demo:
 	$(GO) run ./cmd/redlockctl demo
 
 ## test: install what the tests need, then vet, format check, and every test with -race
+## (the root module, then the bench/ module beside redsync and redislock)
 test: deps vet fmt-check
 	$(GO) test -race -p 1 -count=1 -timeout 30m ./...
+	cd bench && $(GO) vet ./... && $(GO) test -race -p 1 -count=1 -timeout 10m ./...
 
 ## deps: install the Debian packages the tests need (as root, when missing)
 deps:
@@ -40,6 +42,10 @@ fmt-check:
 ## bench: lock+unlock and hot-key benchmarks on five real redis-server masters
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 3s ./redlock/
+
+## bench-peers: quorumlock beside redsync, redislock and a raw SET NX floor (bench/, its own module)
+bench-peers: deps
+	cd bench && $(GO) run ./cmd/lockbench $(BENCH_FLAGS)
 
 ## image: the local Redis image (FROM scratch, Debian's redis-server) for docker-compose
 image: deps

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"os"
@@ -35,6 +36,13 @@ type config struct {
 	poolSize               int
 	longestTTL             time.Duration
 	ping                   bool
+
+	tls                       *tls.Config // WithTLS, cloned
+	caFile, certFile, keyFile string      // WithCA, WithClientCert
+
+	username, password string // WithCredentials
+	credentials        bool
+	envPassword        bool // WithEnvPassword
 }
 
 // WithTimeouts sets the dial timeout and the read/write timeout of every
@@ -81,10 +89,14 @@ func WithPing() Option {
 }
 
 // Dial builds one go-redis client per URL (redis:// or rediss://, with
-// optional user, password and database). It does no I/O unless WithPing is
-// given. Errors match ErrInvalidArgument for an empty list, a malformed or
-// duplicate URL, or a bad option; with WithPing, a failed PING is reported
-// per master.
+// optional user, password and database, go-redis's query parameters, and
+// tls_ca, tls_cert, tls_key, tls_server_name on rediss:// URLs). Credentials
+// missing from a URL come from WithCredentials or WithEnvPassword. It does no
+// I/O unless WithPing is given. Errors match ErrInvalidArgument for an empty
+// list, a malformed or duplicate URL, TLS settings on a redis:// URL,
+// unreadable certificate files, or a bad option; with WithPing, a failed PING
+// (refused, TLS handshake, WRONGPASS) is reported per master. No error
+// quotes a password.
 func Dial(ctx context.Context, urls []string, opts ...Option) (*Cluster, error) {
 	cfg := config{dialTimeout: time.Second, ioTimeout: 500 * time.Millisecond, longestTTL: 30 * time.Second}
 	for _, o := range opts {
@@ -101,23 +113,17 @@ func Dial(ctx context.Context, urls []string, opts ...Option) (*Cluster, error) 
 	c := &Cluster{longestTTL: cfg.longestTTL}
 	seen := make(map[string]bool)
 	for i, raw := range urls {
-		raw = strings.TrimSpace(raw)
-		if !strings.Contains(raw, "://") {
-			_ = c.Close()
-			return nil, fmt.Errorf("%w: master %d: %q is not a URL: write %s (or rediss:// for TLS)",
-				ErrInvalidArgument, i, redact("redis://" + raw)[len("redis://"):], redact("redis://"+raw))
-		}
-		o, err := redis.ParseURL(raw)
+		m, err := cfg.parseMaster(i, raw)
 		if err != nil {
 			_ = c.Close()
-			return nil, fmt.Errorf("%w: master %d: %v", ErrInvalidArgument, i, err)
+			return nil, err
 		}
-		id := fmt.Sprintf("%s/%d", o.Addr, o.DB)
-		if seen[id] {
+		if seen[m.id] {
 			_ = c.Close()
-			return nil, fmt.Errorf("%w: master %d: %s is listed twice", ErrInvalidArgument, i, id)
+			return nil, fmt.Errorf("%w: master %d: %s is listed twice", ErrInvalidArgument, i, m.id)
 		}
-		seen[id] = true
+		seen[m.id] = true
+		o := m.opts
 		o.ContextTimeoutEnabled = true
 		o.DialTimeout, o.ReadTimeout, o.WriteTimeout = cfg.dialTimeout, cfg.ioTimeout, cfg.ioTimeout
 		o.MaxRetries = -1 // the lock retries whole attempts; a command retried inside go-redis only delays
@@ -125,7 +131,7 @@ func Dial(ctx context.Context, urls []string, opts ...Option) (*Cluster, error) 
 			o.PoolSize = cfg.poolSize
 		}
 		c.clients = append(c.clients, redis.NewClient(o))
-		c.urls = append(c.urls, redact(raw))
+		c.urls = append(c.urls, m.display)
 	}
 	if cfg.ping {
 		var errs *multierror.Error
@@ -142,9 +148,10 @@ func Dial(ctx context.Context, urls []string, opts ...Option) (*Cluster, error) 
 	return c, nil
 }
 
-// FromEnv is Dial with the URLs in REDLOCK_MASTERS (comma-separated). It
-// returns an error matching ErrInvalidArgument when the variable is unset or
-// empty.
+// FromEnv is Dial with the URLs in REDLOCK_MASTERS (comma-separated) and
+// the password in REDLOCK_PASSWORD (WithEnvPassword) for URLs without one.
+// It returns an error matching ErrInvalidArgument when REDLOCK_MASTERS is
+// unset or empty.
 func FromEnv(ctx context.Context, opts ...Option) (*Cluster, error) {
 	v := os.Getenv(EnvMasters)
 	if strings.TrimSpace(v) == "" {
@@ -156,7 +163,7 @@ func FromEnv(ctx context.Context, opts ...Option) (*Cluster, error) {
 			urls = append(urls, u)
 		}
 	}
-	return Dial(ctx, urls, opts...)
+	return Dial(ctx, urls, append([]Option{WithEnvPassword()}, opts...)...)
 }
 
 // Clients returns the masters' clients, in URL order, for redlock.New.
@@ -180,21 +187,4 @@ func (c *Cluster) Close() error {
 		}
 	}
 	return errs.ErrorOrNil()
-}
-
-// redact hides the password of a URL for display.
-func redact(raw string) string {
-	scheme, rest, ok := strings.Cut(raw, "://")
-	if !ok {
-		return raw
-	}
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return raw
-	}
-	user, _, hasPass := strings.Cut(rest[:at], ":")
-	if !hasPass {
-		return raw
-	}
-	return scheme + "://" + user + ":xxxxx" + rest[at:]
 }

@@ -170,9 +170,12 @@ func TestRedactHidesPasswords(t *testing.T) {
 		"rediss://user:pw@h:6380":  "rediss://user:xxxxx@h:6380",
 		"redis://h:6379":           "redis://h:6379",
 		"redis://user@h:6379":      "redis://user@h:6379",
+		"redis://u:pa/ss@h:6379":   "redis://u:xxxxx@h:6379",
+		"redis://u/pa@ss@h:6379":   "redis://:xxxxx@h:6379",
+		"redis://u:p@ss@h":         "redis://u:xxxxx@h",
 	} {
-		if got := redact(in); got != want {
-			t.Errorf("redact(%q) = %q, want %q", in, got, want)
+		if got := hideUserinfo(in); got != want {
+			t.Errorf("hideUserinfo(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -71,15 +71,17 @@ func (c *Client) prepare(ctx context.Context, key string, ttl time.Duration, opt
 // grant is one master's answer to round 1.
 type grant struct {
 	granted bool
-	counter fencing.Token
+	counter fencing.Token // before any raise
 	epoch   string
+	raised  bool // the counter was raised to the proposal
 }
 
-func (c *Client) sendAcquire(key, value string, ttl time.Duration) func(context.Context, *master) (grant, error) {
+func (c *Client) sendAcquire(key, value string, ttl time.Duration, proposal fencing.Token, releasedValue string) func(context.Context, *master) (grant, error) {
 	keys := []string{key, FencePrefix + key, EpochKey}
 	ms := ttl.Milliseconds()
+	p := proposal.String()
 	return func(ctx context.Context, m *master) (grant, error) {
-		res, err := m.batch.eval(ctx, acquireScript, keys, value, ms).Slice()
+		res, err := m.batch.eval(ctx, acquireScript, keys, value, ms, p, releasedValue).Slice()
 		if err != nil {
 			return grant{}, err
 		}
@@ -88,20 +90,21 @@ func (c *Client) sendAcquire(key, value string, ttl time.Duration) func(context.
 }
 
 func parseGrant(res []any) (grant, error) {
-	if len(res) != 3 {
-		return grant{}, fmt.Errorf("acquire script returned %d values, want 3", len(res))
+	if len(res) != 4 {
+		return grant{}, fmt.Errorf("acquire script returned %d values, want 4", len(res))
 	}
 	n, ok1 := res[0].(int64)
 	ctr, ok2 := res[1].(string)
 	epoch, ok3 := res[2].(string)
-	if !ok1 || !ok2 || !ok3 {
-		return grant{}, fmt.Errorf("acquire script returned %T, %T, %T", res[0], res[1], res[2])
+	raised, ok4 := res[3].(int64)
+	if !ok1 || !ok2 || !ok3 || !ok4 {
+		return grant{}, fmt.Errorf("acquire script returned %T, %T, %T, %T", res[0], res[1], res[2], res[3])
 	}
 	t, err := parseCounter(ctr)
 	if err != nil {
 		return grant{}, err
 	}
-	return grant{granted: n == 1, counter: t, epoch: epoch}, nil
+	return grant{granted: n == 1, counter: t, epoch: epoch, raised: raised == 1}, nil
 }
 
 func parseCounter(s string) (fencing.Token, error) {
@@ -143,11 +146,17 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, lc 
 	}
 	value := newValue()
 	timeout := c.masterTimeout(ttl)
+	var proposal fencing.Token
+	if c.cfg.fencing {
+		proposal = c.tokens.proposal(key)
+	}
 	start := c.cfg.clock.Now()
-	r := startRound(ctx, c, el.send, timeout, c.sendAcquire(key, value, ttl))
+	r := startRound(ctx, c, el.send, timeout, c.sendAcquire(key, value, ttl, proposal, c.released.value(key, start)))
 	votes := el.votes
+	raised := make([]bool, len(c.masters))
 	var highest fencing.Token
 	d, cause := r.collect(ctx, votes, c.quorum, func(i int, rep reply[grant]) (outcome, error) {
+		highest = max(highest, rep.val.counter)
 		if !rep.val.granted {
 			return no, c.masters[i].errorf(ErrHeldByOther)
 		}
@@ -155,9 +164,10 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, lc 
 			votes[i] = false
 			el.errs = append(el.errs, c.masters[i].errorf(fmt.Errorf("%w: its grant came with a new epoch marker", ErrDataLost)))
 		}
-		highest = max(highest, rep.val.counter)
+		raised[i] = rep.val.raised
 		return yes, nil
 	})
+	c.tokens.note(key, highest)
 	errs := append(el.errs, r.errs...)
 	if cause == nil {
 		errs = append(errs, r.silence()...)
@@ -174,15 +184,26 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, lc 
 	}
 
 	var token fencing.Token
-	if c.cfg.fencing {
+	switch {
+	case !c.cfg.fencing:
+	case proposal > 0 && fastPath(r.out, votes, raised, c.quorum):
+		token = proposal // already on a majority: no write-back round
+	default:
+		next := highest
+		for _, up := range raised {
+			if up {
+				next = max(next, proposal) // some counters are at the proposal now
+			}
+		}
 		var wbErrs []error
 		var kind error
-		token, kind, wbErrs, cause = c.writeBack(ctx, key, value, r.masters(yes), highest+1, timeout)
+		token, kind, wbErrs, cause = c.writeBack(ctx, key, value, r.masters(yes), next+1, timeout)
 		errs = append(errs, wbErrs...)
 		if token == 0 {
 			return failed(kind)
 		}
 	}
+	c.tokens.note(key, token)
 
 	validUntil := c.deadline(start, ttl)
 	if now := c.cfg.clock.Now(); !now.Before(validUntil) {
@@ -193,6 +214,26 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, lc 
 	}
 	c.cfg.logger.Debug("redlock: acquired", "key", key, "token", uint64(token), "validity", validUntil.Sub(c.cfg.clock.Now()))
 	return c.newLease(key, value, ttl, token, validUntil, r.calls, lc), nil
+}
+
+// fastPath reports whether round 1 already put its proposed token on a
+// majority above every earlier token, so that round 2 is not needed: q
+// masters that count by themselves granted and raised their counter to the
+// proposal (their counters were below it, and any earlier token sits on a
+// write-back majority that shares an intact master with them), or every
+// master granted and raised (the all-grant rule's counterpart: every
+// counter was below it). docs/fencing.md gives the argument; the spin model
+// checks it.
+func fastPath(out []outcome, votes, raised []bool, q int) bool {
+	counted, all := 0, true
+	for i, o := range out {
+		up := o == yes && raised[i]
+		all = all && up
+		if up && votes[i] {
+			counted++
+		}
+	}
+	return counted >= q || all
 }
 
 // writeBack is round 2: raise the fencing counter to token on the granting

@@ -94,7 +94,7 @@ func (b *batcher) work() {
 	batch := make([]*queued, 0, maxBatch)
 	for {
 		select {
-		case <-b.c.closing:
+		case <-b.c.closing():
 			b.drain()
 			return
 		case q := <-b.queue:
@@ -145,7 +145,8 @@ func (b *batcher) exec(batch []*queued) {
 	for _, q := range live {
 		q.cmd = q.script.EvalSha(ctx, pipe, q.keys, q.args...)
 	}
-	_, _ = pipe.Exec(ctx)
+	_, execErr := pipe.Exec(ctx)
+	stampUnanswered(live, execErr)
 	var missing []*queued
 	for _, q := range live {
 		if err := q.cmd.Err(); err != nil && isNoScript(err) {
@@ -157,10 +158,26 @@ func (b *batcher) exec(batch []*queued) {
 		for _, q := range missing {
 			q.cmd = q.script.Eval(ctx, pipe, q.keys, q.args...)
 		}
-		_, _ = pipe.Exec(ctx)
+		_, execErr := pipe.Exec(ctx)
+		stampUnanswered(missing, execErr)
 	}
 	for _, q := range live {
 		close(q.done)
+	}
+}
+
+// stampUnanswered gives the pipeline's error to the commands that have
+// neither an answer nor an error: go-redis returns an error reply at login
+// (WRONGPASS, NOAUTH) from Exec without stamping it on the commands, which
+// would otherwise read as empty answers.
+func stampUnanswered(qs []*queued, execErr error) {
+	if execErr == nil {
+		return
+	}
+	for _, q := range qs {
+		if q.cmd.Err() == nil && q.cmd.Val() == nil {
+			q.cmd.SetErr(execErr)
+		}
 	}
 }
 

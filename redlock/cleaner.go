@@ -148,7 +148,7 @@ func (cl *cleaner) sleep(d time.Duration) bool {
 	t := cl.c.cfg.clock.NewTimer(max(d, time.Millisecond))
 	defer t.Stop()
 	select {
-	case <-cl.c.closing:
+	case <-cl.c.closing():
 		return false
 	case <-cl.kick:
 	case <-t.C():

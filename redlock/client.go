@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/internal/background"
 )
 
 // MaxMasters is the largest number of masters a Client accepts.
@@ -26,14 +27,14 @@ type Client struct {
 	longestTTL atomic.Int64 // nanoseconds; the longest TTL used so far
 
 	cleaners []*cleaner // one per master
+	tokens   *tokenCache
+	released *releasedValues
 	queues   *fifoQueues
 	notifier *notifier
 
-	closing chan struct{}
-	bgCtx   context.Context // cancelled by Close: the context of long background work
-	stop    context.CancelFunc
-	bgMu    sync.RWMutex   // orders spawn against Close
-	bg      sync.WaitGroup // every goroutine the Client or its leases start
+	bg    *background.Group // every goroutine the Client or its leases start
+	bgCtx context.Context   // cancelled by Close: the context of long background work
+	stop  context.CancelFunc
 }
 
 // New returns a Client over the caller's go-redis clients, one per
@@ -74,10 +75,12 @@ func New(masters []redis.UniversalClient, opts ...Option) (*Client, error) {
 		}
 	}
 	c := &Client{
-		cfg:     cfg,
-		quorum:  len(masters)/2 + 1,
-		queues:  newFIFOQueues(),
-		closing: make(chan struct{}),
+		cfg:      cfg,
+		quorum:   len(masters)/2 + 1,
+		tokens:   newTokenCache(),
+		released: newReleasedValues(),
+		queues:   newFIFOQueues(),
+		bg:       background.New(),
 	}
 	c.bgCtx, c.stop = context.WithCancel(context.Background())
 	for i, m := range masters {
@@ -112,47 +115,23 @@ func (c *Client) Masters() int { return len(c.masters) }
 // once). Close does not close the go-redis clients given to
 // New. It is safe to call twice.
 func (c *Client) Close() error {
-	c.bgMu.Lock()
-	first := !c.closed()
-	if first {
-		close(c.closing)
+	if c.bg.Stop() {
 		c.stop() // cancels background work that takes long (counter syncs)
-	}
-	c.bgMu.Unlock()
-	// Outside bgMu: the notifier takes its own lock, which is held around
-	// spawn in watch, and closing a subscription may wait on a dial.
-	if first {
 		c.notifier.close()
 	}
 	c.bg.Wait()
 	return nil
 }
 
-func (c *Client) closed() bool {
-	select {
-	case <-c.closing:
-		return true
-	default:
-		return false
-	}
-}
+func (c *Client) closed() bool { return c.bg.Stopped() }
+
+// closing is closed by Close: goroutines watch it to end.
+func (c *Client) closing() <-chan struct{} { return c.bg.Done() }
 
 // spawn runs f in a goroutine that Close waits for: every goroutine of a
 // Client and its leases starts here. After Close it runs nothing and
 // reports false.
-func (c *Client) spawn(f func()) bool {
-	c.bgMu.RLock()
-	defer c.bgMu.RUnlock()
-	if c.closed() {
-		return false
-	}
-	c.bg.Add(1)
-	go func() {
-		defer c.bg.Done()
-		f()
-	}()
-	return true
-}
+func (c *Client) spawn(f func()) bool { return c.bg.Go(f) }
 
 // isNil reports whether a client is nil, typed nils included.
 func isNil(m redis.UniversalClient) bool {

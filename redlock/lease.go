@@ -188,9 +188,13 @@ func (l *Lease) end(cause error) {
 	if first {
 		l.ended = cause
 	}
-	validUntil := l.validUntil
+	validUntil, ttl := l.validUntil, l.ttl
 	l.mu.Unlock()
 	l.cancel(cause)
+	if first && l.parts == nil {
+		// The lease is over: its keys are ours to overwrite (releasedValues).
+		l.c.released.note(l.key, l.value, l.c.cfg.clock.Now().Add(ttl))
+	}
 	if first && l.parts == nil && errors.Is(cause, ErrLockLost) {
 		l.observeLost(cause, validUntil)
 	}
@@ -233,7 +237,7 @@ func (l *Lease) watch(interval time.Duration) {
 			return
 		case <-l.changed:
 			l.resetExpiry(expiry)
-		case <-l.c.closing:
+		case <-l.c.closing():
 			// A closed Client keeps nothing running: the lease ends now. Its
 			// keys are left to expire by their TTL.
 			l.end(errClosedLease)

@@ -29,7 +29,7 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration, opts .
 	// this Client waits for it, so a release is not missed between heads.
 	wake, unwatch := c.notifier.watch(key)
 	defer unwatch()
-	leave, err := c.queues.join(ctx, key, c.closing)
+	leave, err := c.queues.join(ctx, key, c.closing())
 	defer leave()
 	if errors.Is(err, ErrClosed) {
 		return nil, err
@@ -71,7 +71,7 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration, opts .
 			t.Stop()
 			e.Cause = ctxErr(ctx)
 			return nil, e
-		case <-c.closing:
+		case <-c.closing():
 			t.Stop()
 			return nil, ErrClosed
 		case <-woken:
@@ -102,7 +102,7 @@ func (c *Client) sleep(ctx context.Context, d time.Duration) bool {
 	select {
 	case <-ctx.Done():
 		return false
-	case <-c.closing:
+	case <-c.closing():
 		return false
 	case <-t.C():
 		return true

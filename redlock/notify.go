@@ -108,7 +108,7 @@ func (n *notifier) sendLocked(op subOp) {
 func (n *notifier) apply(s *subscription) {
 	for {
 		select {
-		case <-n.c.closing:
+		case <-n.c.closing():
 			return
 		case op := <-s.ops:
 			ctx, cancel := context.WithTimeout(context.Background(), n.c.masterTimeout(0))
@@ -127,7 +127,7 @@ func (n *notifier) receive(s *subscription) {
 	ch := s.ps.Channel()
 	for {
 		select {
-		case <-n.c.closing:
+		case <-n.c.closing():
 			return
 		case msg, ok := <-ch:
 			if !ok {

@@ -277,7 +277,7 @@ func (c *Client) finishLater(key, value string, i int, done <-chan struct{}, src
 		case <-done:
 			t.Stop()
 		case <-t.C():
-		case <-c.closing:
+		case <-c.closing():
 			t.Stop()
 			return
 		}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -55,16 +56,22 @@ type Server struct {
 	exited      chan struct{}
 	persistence Persistence
 	paused      bool
+	opts        serverOptions
 }
 
-// URL returns the server's redis:// URL.
-func (s *Server) URL() string { return "redis://" + s.Addr }
+// URL returns the server's redis:// URL (rediss:// when started WithTLS).
+func (s *Server) URL() string {
+	if s.opts.certs != nil {
+		return "rediss://" + s.Addr
+	}
+	return "redis://" + s.Addr
+}
 
-// StartServer starts one redis-server with the given persistence and stops
-// it when the test ends.
-func StartServer(t testing.TB, p Persistence) *Server {
+// StartServer starts one redis-server with the given persistence (and
+// options: WithTLS, WithArgs) and stops it when the test ends.
+func StartServer(t testing.TB, p Persistence, opts ...ServerOption) *Server {
 	t.Helper()
-	s, err := LaunchServer(p)
+	s, err := LaunchServer(p, opts...)
 	if err != nil {
 		t.Fatalf("clustertest: %v", err)
 	}
@@ -74,7 +81,11 @@ func StartServer(t testing.TB, p Persistence) *Server {
 
 // LaunchServer starts one redis-server outside a test (for Example functions and
 // commands); the caller must Close it.
-func LaunchServer(p Persistence) (*Server, error) {
+func LaunchServer(p Persistence, opts ...ServerOption) (*Server, error) {
+	var o serverOptions
+	for _, f := range opts {
+		f(&o)
+	}
 	bin, err := binary()
 	if err != nil {
 		return nil, err
@@ -83,7 +94,7 @@ func LaunchServer(p Persistence) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{Dir: dir, binary: bin, persistence: p}
+	s := &Server{Dir: dir, binary: bin, persistence: p, opts: o}
 	var lastErr error
 	for range 5 { // a free port can be taken between probe and bind: try again
 		port, err := freeport.Loopback()
@@ -119,12 +130,13 @@ func binary() (string, error) {
 
 // start launches the process and waits until it answers PING.
 func (s *Server) start() error {
-	args := []string{
-		"--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1",
+	args := s.opts.listenArgs(strconv.Itoa(s.Port))
+	args = append(args, "--bind", "127.0.0.1",
 		"--dir", s.Dir, "--save", "", "--daemonize", "no",
 		"--logfile", filepath.Join(s.Dir, "redis.log"),
-	}
+	)
 	args = append(args, s.persistence.args()...)
+	args = append(args, s.opts.args...)
 	cmd := exec.Command(s.binary, args...)
 	cmd.Args[0] = "redis-server" // Redis picks its mode from argv[0]
 	// If the test binary dies without running its cleanups (a -timeout panic,
@@ -139,7 +151,8 @@ func (s *Server) start() error {
 	s.cmd, s.exited, s.paused = cmd, exited, false
 	s.mu.Unlock()
 
-	c := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	c := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond,
+		TLSConfig: s.TLSConfig()})
 	defer c.Close()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -152,7 +165,10 @@ func (s *Server) start() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		err := c.Ping(ctx).Err()
 		cancel()
-		if err == nil {
+		var reply redis.Error
+		if err == nil || errors.As(err, &reply) && !strings.HasPrefix(err.Error(), "LOADING") {
+			// An error reply (NOAUTH when the default user needs a
+			// password) is the server answering.
 			return nil
 		}
 		if time.Now().After(deadline) {
@@ -270,6 +286,7 @@ func (s *Server) Client(t testing.TB, opts ...func(*redis.Options)) *redis.Clien
 	o := &redis.Options{
 		Addr: s.Addr, ContextTimeoutEnabled: true,
 		DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second,
+		TLSConfig: s.TLSConfig(),
 	}
 	for _, f := range opts {
 		f(o)
@@ -277,4 +294,16 @@ func (s *Server) Client(t testing.TB, opts ...func(*redis.Options)) *redis.Clien
 	c := redis.NewClient(o)
 	t.Cleanup(func() { _ = c.Close() })
 	return c
+}
+
+// PID returns the process id of the running redis-server (paused counts as
+// running), or 0 when it is not running. Benchmarks read its CPU time from
+// /proc/<pid>/stat.
+func (s *Server) PID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
 }

@@ -2,6 +2,8 @@ package clustertest
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,5 +58,22 @@ func TestRestartWithAOFKeepsData(t *testing.T) {
 	}
 	if s.Running() {
 		t.Fatal("Running after Kill")
+	}
+}
+
+func TestPIDIsTheServersProcess(t *testing.T) {
+	ctx := context.Background()
+	s := StartServer(t, NoPersistence)
+	info, err := s.Client(t).Info(ctx, "server").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("process_id:%d\r\n", s.PID())
+	if s.PID() == 0 || !strings.Contains(info, want) {
+		t.Fatalf("PID() = %d; INFO server does not say %q", s.PID(), want)
+	}
+	s.Stop()
+	if s.PID() != 0 {
+		t.Fatalf("PID() = %d after Stop, want 0", s.PID())
 	}
 }

@@ -60,12 +60,18 @@ func Master(ctx context.Context, rdb redis.UniversalClient, keys Keys) (Info, er
 	epochCmd := pipe.Get(ctx, keys.Epoch)
 	syncedCmd := pipe.Get(ctx, keys.Synced)
 	timeCmd := pipe.Time(ctx)
-	_, _ = pipe.Exec(ctx)
+	_, execErr := pipe.Exec(ctx)
 	end := time.Now()
 	info.Latency = end.Sub(start)
 
 	if err := infoCmd.Err(); err != nil {
 		return info, fmt.Errorf("INFO: %w", err)
+	}
+	if execErr != nil && infoCmd.Val() == "" {
+		// The connection failed before any command ran (WRONGPASS,
+		// NOAUTH at login): go-redis returns that error reply from Exec
+		// without stamping it on the commands.
+		return info, execErr
 	}
 	fields := parseInfo(infoCmd.Val())
 	info.Version, info.RunID = fields["redis_version"], fields["run_id"]

@@ -195,7 +195,7 @@ func (sl *slots) surveyOnce() (free []int, answered int, errs error) {
 				errs = errors.Join(errs, fmt.Errorf("master %d: %w", i, redlock.ErrMasterTimeout))
 			}
 			return free, answered, errs
-		case <-sl.s.closing:
+		case <-sl.s.closing():
 			return free, answered, errors.Join(errs, ErrClosed)
 		}
 	}

@@ -311,7 +311,7 @@ func (p *Permit) watch() {
 		defer refresh.Stop()
 		refreshC = refresh.C()
 	}
-	closing := s.closing
+	closing := s.closing()
 	var refreshed chan error
 	for {
 		select {

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/fencing"
+	"github.com/quorumlock/quorumlock/internal/background"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -26,10 +26,7 @@ type Semaphore struct {
 	waiter *waiter
 	gate   chan struct{} // on several masters: one Acquire attempt at a time
 
-	closing   chan struct{}
-	closeOnce sync.Once
-	bgMu      sync.Mutex     // orders goBackground against Close
-	bg        sync.WaitGroup // background work Close waits for
+	bg *background.Group // background work Close waits for
 
 	// midAcquire, when set (by tests), runs inside an attempt: between
 	// Fair's (and Guarded's) two round trips, before Atomic's one script,
@@ -94,7 +91,7 @@ func New(masters []redis.UniversalClient, name string, limit int, opts ...Option
 			return nil, invalid("master %d is a nil client", i)
 		}
 	}
-	s := &Semaphore{name: name, limit: limit, cfg: cfg, closing: make(chan struct{})}
+	s := &Semaphore{name: name, limit: limit, cfg: cfg, bg: background.New()}
 	k := keysFor(name)
 	var channels []string
 	if len(masters) > 1 {
@@ -195,45 +192,27 @@ func (s *Semaphore) Holders(ctx context.Context) (int, error) {
 // close the go-redis clients. It is safe to call twice.
 func (s *Semaphore) Close() error {
 	var err error
-	s.closeOnce.Do(func() {
-		s.bgMu.Lock()
-		close(s.closing)
-		s.bgMu.Unlock()
+	if s.bg.Stop() {
+
 		s.waiter.close()
 		if s.slots != nil {
 			err = s.slots.close()
 		} else {
 			err = s.one.close()
 		}
-	})
+	}
 	s.bg.Wait()
 	return err
 }
 
-func (s *Semaphore) closed() bool {
-	select {
-	case <-s.closing:
-		return true
-	default:
-		return false
-	}
-}
+func (s *Semaphore) closed() bool { return s.bg.Stopped() }
+
+// closing is closed by Close: goroutines watch it to end.
+func (s *Semaphore) closing() <-chan struct{} { return s.bg.Done() }
 
 // goBackground runs f in a goroutine Close waits for; after Close it runs
 // nothing.
-func (s *Semaphore) goBackground(f func()) bool {
-	s.bgMu.Lock()
-	defer s.bgMu.Unlock()
-	if s.closed() {
-		return false
-	}
-	s.bg.Add(1)
-	go func() {
-		defer s.bg.Done()
-		f()
-	}()
-	return true
-}
+func (s *Semaphore) goBackground(f func()) bool { return s.bg.Go(f) }
 
 // masterTimeout bounds one call to one master: a tenth of the timeout, at
 // least 50 ms and at most 1 s (redlock's rule for a TTL).

@@ -64,7 +64,7 @@ func (s *Semaphore) Acquire(ctx context.Context) (*Permit, error) {
 		case <-ctx.Done():
 			t.Stop()
 			return nil, fmt.Errorf("%w: %w", ctx.Err(), err)
-		case <-s.closing:
+		case <-s.closing():
 			t.Stop()
 			return nil, ErrClosed
 		case <-woken:
@@ -186,7 +186,7 @@ func (w *waiter) listen(ps *redis.PubSub) {
 	ch := ps.Channel()
 	for {
 		select {
-		case <-w.s.closing:
+		case <-w.s.closing():
 			return
 		case _, ok := <-ch:
 			if !ok {

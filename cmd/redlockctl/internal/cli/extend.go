@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/quorumlock/quorumlock/cluster"
 )
 
 func (a *app) newExtendCmd() *cobra.Command {
@@ -29,16 +31,22 @@ when too few masters answered (the old validity stands).`,
 				return err
 			}
 			defer c.Close()
-			nh, o, err := extendHandle(cmd.Context(), c.Clients(), a.g.timeout, h, ttl)
-			a.printRound(cmd, c.URLs(), o)
-			if err != nil {
-				return err
-			}
-			return a.printLease(cmd, "extended", nh)
+			return a.extend(cmd, c, h, ttl, "extended")
 		},
 	}
 	cmd.Flags().DurationVar(&ttl, "ttl", 0, "new TTL (required, > 0)")
 	return cmd
+}
+
+// extend renews the lease of h on c's masters for ttl and prints the new
+// handle (extend, and sem refresh).
+func (a *app) extend(cmd *cobra.Command, c *cluster.Cluster, h Handle, ttl time.Duration, verb string) error {
+	nh, o, err := extendHandle(cmd.Context(), c.Clients(), a.g.timeout, h, ttl)
+	a.printRound(cmd, c.URLs(), o)
+	if err != nil {
+		return err
+	}
+	return a.printLease(cmd, verb, nh)
 }
 
 // printRound names, on stderr, each master that did not agree.

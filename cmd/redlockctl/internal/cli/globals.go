@@ -29,6 +29,9 @@ type globals struct {
 	passwordFile string
 	timeout      time.Duration
 	output       string
+	tlsCA        string
+	tlsCert      string
+	tlsKey       string
 }
 
 func (g *globals) register(root *cobra.Command) {
@@ -37,6 +40,9 @@ func (g *globals) register(root *cobra.Command) {
 	f.StringVar(&g.passwordFile, "password-file", "", "file holding the masters' password (default $"+EnvPassword+"); never pass a password on the command line")
 	f.DurationVar(&g.timeout, "timeout", DefaultTimeout, "time allowed for each round trip to the masters, and for read-only commands as a whole (> 0)")
 	f.StringVarP(&g.output, "output", "o", "table", "output format: table or json")
+	f.StringVar(&g.tlsCA, "tls-ca", "", "PEM file of the CA certificates rediss:// masters are checked against (default: the system's)")
+	f.StringVar(&g.tlsCert, "tls-cert", "", "PEM file of the client certificate for rediss:// masters that require one (with --tls-key)")
+	f.StringVar(&g.tlsKey, "tls-key", "", "PEM file of the client certificate's private key (with --tls-cert)")
 }
 
 func (g *globals) validate() error {
@@ -46,7 +52,22 @@ func (g *globals) validate() error {
 	if g.output != "table" && g.output != "json" {
 		return fmt.Errorf("-o %q: must be table or json", g.output)
 	}
+	if (g.tlsCert == "") != (g.tlsKey == "") {
+		return errors.New("--tls-cert and --tls-key go together")
+	}
 	return nil
+}
+
+// tlsOptions are the cluster options of the --tls-* flags.
+func (g *globals) tlsOptions() []cluster.Option {
+	var opts []cluster.Option
+	if g.tlsCA != "" {
+		opts = append(opts, cluster.WithCA(g.tlsCA))
+	}
+	if g.tlsCert != "" {
+		opts = append(opts, cluster.WithClientCert(g.tlsCert, g.tlsKey))
+	}
+	return opts
 }
 
 func (g *globals) json() bool { return g.output == "json" }
@@ -112,7 +133,8 @@ func (a *app) connect(ctx context.Context, opts ...cluster.Option) (*cluster.Clu
 	if err != nil {
 		return nil, err
 	}
-	c, err := cluster.Dial(ctx, urls, append([]cluster.Option{cluster.WithTimeouts(a.g.timeout, a.g.timeout)}, opts...)...)
+	base := append([]cluster.Option{cluster.WithTimeouts(a.g.timeout, a.g.timeout)}, a.g.tlsOptions()...)
+	c, err := cluster.Dial(ctx, urls, append(base, opts...)...)
 	if err != nil {
 		if errors.Is(err, cluster.ErrInvalidArgument) {
 			return nil, usageError{err}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/quorumlock/quorumlock/cluster"
 	"github.com/quorumlock/quorumlock/redlock/semaphore"
 )
 
@@ -176,8 +177,9 @@ func semExit(err error) error {
 	return err
 }
 
-// semHandle checks that HANDLE is a place of NAME with --limit places.
-func (a *app) semHandle(cmd *cobra.Command, name, arg string, limit int) (Handle, func(), error) {
+// semHandle checks that HANDLE is a place of NAME with --limit places and
+// dials the masters it was issued for.
+func (a *app) semHandle(cmd *cobra.Command, name, arg string, limit int) (Handle, *cluster.Cluster, error) {
 	if limit < 1 {
 		return Handle{}, nil, usageError{fmt.Errorf("--limit %d: must be at least 1", limit)}
 	}
@@ -187,7 +189,7 @@ func (a *app) semHandle(cmd *cobra.Command, name, arg string, limit int) (Handle
 	}
 	for i := range limit {
 		if h.Key == semaphore.SlotKey(name, i) {
-			return h, func() { _ = c.Close() }, nil
+			return h, c, nil
 		}
 	}
 	_ = c.Close()
@@ -202,23 +204,12 @@ func (a *app) newSemReleaseCmd() *cobra.Command {
 		Example: `  redlockctl sem release exports "$H" --limit 4`,
 		Args:    exactArgs(2, "NAME HANDLE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, done, err := a.semHandle(cmd, args[0], args[1], limit)
-			if err != nil {
-				return err
-			}
-			defer done()
-			c, err := a.connect(cmd.Context())
+			h, c, err := a.semHandle(cmd, args[0], args[1], limit)
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			o, err := releaseHandle(cmd.Context(), c.Clients(), a.g.timeout, h)
-			a.printRound(cmd, c.URLs(), o)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "released a place of %q\n", args[0])
-			return nil
+			return a.unlock(cmd, c, h)
 		},
 	}
 	cmd.Flags().IntVar(&limit, "limit", 0, "holders allowed at once (required, >= 1)")
@@ -238,22 +229,12 @@ func (a *app) newSemRefreshCmd() *cobra.Command {
 			if err := positive("--ttl", ttl); err != nil {
 				return err
 			}
-			h, done, err := a.semHandle(cmd, args[0], args[1], limit)
-			if err != nil {
-				return err
-			}
-			defer done()
-			c, err := a.connect(cmd.Context())
+			h, c, err := a.semHandle(cmd, args[0], args[1], limit)
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			nh, o, err := extendHandle(cmd.Context(), c.Clients(), a.g.timeout, h, ttl)
-			a.printRound(cmd, c.URLs(), o)
-			if err != nil {
-				return err
-			}
-			return a.printLease(cmd, "refreshed a place of", nh)
+			return a.extend(cmd, c, h, ttl, "refreshed a place of")
 		},
 	}
 	cmd.Flags().IntVar(&limit, "limit", 0, "holders allowed at once (required, >= 1)")

@@ -24,21 +24,27 @@ ended, or too many masters no longer hold it); its keys are removed wherever the
 				return err
 			}
 			defer c.Close()
-			o, err := releaseHandle(cmd.Context(), c.Clients(), a.g.timeout, h)
-			a.printRound(cmd, c.URLs(), o)
-			if a.g.json() {
-				if jerr := writeJSON(cmd.OutOrStdout(), unlockJSON{Key: h.Key, Owner: inspect.OwnerID(h.Value), Released: o.ok, Quorum: o.quorum, Masters: o.results}); jerr != nil {
-					return jerr
-				}
-			}
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "unlocked %q (owner %s) on %d of %d masters\n", h.Key, inspect.OwnerID(h.Value), o.ok, o.masters)
-			return nil
+			return a.unlock(cmd, c, h)
 		},
 	}
 	return cmd
+}
+
+// unlock releases the lease of h on c's masters and reports it (unlock, and
+// sem release).
+func (a *app) unlock(cmd *cobra.Command, c *cluster.Cluster, h Handle) error {
+	o, err := releaseHandle(cmd.Context(), c.Clients(), a.g.timeout, h)
+	a.printRound(cmd, c.URLs(), o)
+	if a.g.json() {
+		if jerr := writeJSON(cmd.OutOrStdout(), unlockJSON{Key: h.Key, Owner: inspect.OwnerID(h.Value), Released: o.ok, Quorum: o.quorum, Masters: o.results}); jerr != nil {
+			return jerr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "unlocked %q (owner %s) on %d of %d masters\n", h.Key, inspect.OwnerID(h.Value), o.ok, o.masters)
+	return nil
 }
 
 // unlockJSON is unlock's -o json output.

@@ -1,0 +1,118 @@
+package redlock
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// scriptCounter counts the calls of one script (by SHA, or by source for
+// EVAL after NOSCRIPT), direct or pipelined.
+type scriptCounter struct {
+	sha, src string
+	n        atomic.Int64
+}
+
+func (h *scriptCounter) count(cmd redis.Cmder) {
+	if a := cmd.Args(); len(a) > 1 && (a[1] == h.sha || a[1] == h.src) {
+		h.n.Add(1)
+	}
+}
+
+func (h *scriptCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *scriptCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error { h.count(cmd); return next(ctx, cmd) }
+}
+func (h *scriptCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			h.count(c)
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// A client that knows the key's last token proposes the next one in round
+// 1 and skips the write-back when a majority raised its counter to it; when
+// another client took the key in between, its proposal is too low and it
+// falls back to the write-back. Tokens grow across all of it.
+func TestOneRoundFencingWhenTheProposalHolds(t *testing.T) {
+	r := newRig(t, 5)
+	wb := &scriptCounter{sha: writeBackScript.Hash(), src: writeBackSrc}
+	for _, rc := range r.clients {
+		rc.AddHook(wb)
+	}
+	a, b := r.client(t), r.client(t)
+	ctx := context.Background()
+	var last uint64
+	step := func(c *Client, wantWriteBacks int64, what string) {
+		t.Helper()
+		before := wb.n.Load()
+		l, err := c.TryLock(ctx, "k", 5*time.Second)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if uint64(l.Token()) <= last {
+			t.Fatalf("%s: token %d after %d", what, l.Token(), last)
+		}
+		last = uint64(l.Token())
+		if err := l.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		gone(t, r.clients, "k")
+		if got := wb.n.Load() - before; (wantWriteBacks == 0) != (got == 0) {
+			t.Fatalf("%s: %d write-back calls, want %d", what, got, wantWriteBacks)
+		}
+	}
+	step(a, 3, "first lock: nothing cached, two rounds")
+	step(a, 0, "second lock by the same client: its proposal holds, one round")
+	step(a, 0, "third lock: one round")
+	step(b, 3, "another client: nothing cached")
+	step(a, 3, "the first client again: its proposal is below the counters, write-back")
+	step(a, 0, "and then one round again")
+}
+
+// Release returns once a majority deleted the key; the deletes to the other
+// masters may still be on their way when the same Client locks the key
+// again. Those masters count the Client's own released value as free; they
+// never do for another client.
+func TestRelockAfterReleaseOverwritesOnlyOurOwnStaleKey(t *testing.T) {
+	r := newRig(t, 5)
+	a, b := r.client(t), r.client(t)
+	ctx := context.Background()
+	stale := func(c *Client) {
+		t.Helper()
+		l, err := c.TryLock(ctx, "k", 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 5*time.Second, "key on every master", func() bool { return countNonEmpty(r.values(t, "k")) == 5 })
+		old := r.values(t, "k")[0]
+		if err := l.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		gone(t, r.clients, "k")
+		for _, i := range []int{0, 1} { // as if the deletes to 0 and 1 were still on their way
+			if err := r.clients[i].Set(ctx, "k", old, 10*time.Second).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	pause(t, r, 4) // no all-grant round: 0 and 1 decide
+	defer resume(t, r, 4)
+
+	resume(t, r, 4)
+	stale(a)
+	pause(t, r, 4)
+	if _, err := b.TryLock(ctx, "k", 10*time.Second); err == nil {
+		t.Fatal("another client overwrote a's released key")
+	}
+	l, err := a.TryLock(ctx, "k", 10*time.Second)
+	if err != nil {
+		t.Fatalf("a re-locking its own released key: %v", err)
+	}
+	_ = l.Release(ctx)
+}

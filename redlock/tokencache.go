@@ -1,0 +1,53 @@
+package redlock
+
+import (
+	"sync"
+
+	"github.com/quorumlock/quorumlock/fencing"
+)
+
+// maxCachedTokens bounds the per-key token cache of a Client.
+const maxCachedTokens = 4096
+
+// tokenCache remembers, per key, the highest fencing token or counter this
+// Client has seen, so that round 1 can propose the next token (the one-round
+// fast path, docs/fencing.md). It is only a hint: a stale entry makes the
+// proposal too low and the attempt falls back to the write-back round. At
+// most maxCachedTokens keys are kept; past that an arbitrary one is dropped.
+type tokenCache struct {
+	mu   sync.Mutex
+	seen map[string]fencing.Token
+}
+
+func newTokenCache() *tokenCache { return &tokenCache{seen: make(map[string]fencing.Token)} }
+
+// proposal is the token to propose for key, 0 when none is known.
+func (tc *tokenCache) proposal(key string) fencing.Token {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	t, ok := tc.seen[key]
+	if !ok || t >= fencing.MaxToken {
+		return 0
+	}
+	return t + 1
+}
+
+// note records that key's counter or token reached t.
+func (tc *tokenCache) note(key string, t fencing.Token) {
+	if t == 0 {
+		return
+	}
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	if cur, ok := tc.seen[key]; ok {
+		tc.seen[key] = max(cur, t)
+		return
+	}
+	if len(tc.seen) >= maxCachedTokens {
+		for k := range tc.seen {
+			delete(tc.seen, k)
+			break
+		}
+	}
+	tc.seen[key] = t
+}
