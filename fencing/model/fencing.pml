@@ -182,27 +182,25 @@
  */
 #if defined(BROKEN_FASTPATH)
 #define FASTOF(g, q, r) (CNT(r) >= Q)
-#elif defined(NARROW_ALLGRANT)
-#define FASTOF(g, q, r) (CNT((r) & ~(q)) >= Q || ((g) == ALLM && (r) == ALLM))
 #else
-#define FASTOF(g, q, r) (((q) == 0 && CNT(r) >= Q) || ((g) == ALLM && (r) == ALLM))
+#define FASTOF(g, q, r) (CNT((r) & ~(q)) >= Q || ((g) == ALLM && (r) == ALLM))
 #endif
 #define FAST FASTOF(granted, qg, raised)
 
 /*
- * NEED: oks round 2 needs. With the fast path, a round in which a quarantined
- * master's grant counted (wide) must put its token on every master: it is
- * fast only if every master raised, and its round 2 needs M oks. Without
- * this, a fast-path lease whose raise on a master is lost with the master's
- * data, while the lease is still in round 1, can end up with the token of a
- * lease that counted that master in an all-grant round meanwhile (P1 fails:
- * see docs/fencing-model.md). NARROW_ALLGRANT drops the rule (the fast path
- * as first specified: must fail).
+ * ENOUGH: round 2 succeeded. With the fast path, oks count like grants: an
+ * ok from a master whose grant said "quarantined" counts only if every master
+ * said ok; otherwise Q oks from the other masters are needed (nq counts
+ * them). Without this rule, a fast-path lease whose raise on a master is lost
+ * with the master's data, while the lease is still in round 1, can end up
+ * with the token of a lease that counted that master's grant and its ok
+ * meanwhile (P1 fails: see docs/fencing-model.md). NARROW_ALLGRANT drops the
+ * rule: every ok counts (the fast path as first specified: must fail).
  */
 #if FASTPATH && !defined(NARROW_ALLGRANT)
-#define NEED (wide -> M : Q)
+#define ENOUGH (nq >= Q || n == M)
 #else
-#define NEED Q
+#define ENOUGH (n >= Q)
 #endif
 
 /* ---------------------------------------------------------------- state */
@@ -295,8 +293,8 @@ active [CLIENTS] proctype Client()
 	byte p;                 /* the proposal of this attempt (0: none) */
 	byte raised;            /* granting masters that raised their counter to p */
 	bool fast;              /* the lease is fenced in one round */
-	bool wide;              /* a quarantined master's grant counted: the token
-	                           must go on every master */
+	byte nq;                /* oks in round 2 from masters whose grant did not say
+	                           "quarantined" */
 #endif
 
 	for (a : 0 .. ATTEMPTS - 1) {
@@ -427,21 +425,21 @@ active [CLIENTS] proctype Client()
 			/* fast path: token p; otherwise the token is above p too if
 			   a master raised to p */
 			fast = FAST;
-			wide = (qg != 0);
 			if
 			:: fast -> t = p; todo = 0
 			:: !fast && raised != 0 -> t = MAX(t, p) + 1; todo = granted
 			:: !fast && raised == 0 -> t = t + 1; todo = granted
 			fi;
 			raised = 0;
-			n = 0;
+			n = 0
+			/* qg is kept: round 2 counts oks like grants */
 #else
 			t = t + 1; todo = granted; n = 0;
-#endif
 #ifndef WITNESS_ALLGRANT
 			qg = 0                  /* not needed any more: merges states */
 #else
 			skip
+#endif
 #endif
 		}
 
@@ -450,7 +448,7 @@ active [CLIENTS] proctype Client()
 		 *    ones included), atomic per master (writeback.lua): if
 		 *    lock[m] != L, not-ok; else if ctr[m] >= t, not-ok, "counter
 		 *    ahead" (only a quarantine's counter sync can do that); else
-		 *    ctr[m] = t, ok. Every ok counts.
+		 *    ctr[m] = t, ok. Every ok counts (FASTPATH: see ENOUGH).
 		 */
 #if FASTPATH
 		if
@@ -478,6 +476,12 @@ round2:
 				:: lock[m] == L && ctr[m] < t ->
 					ctr[m] = t;
 					n++;
+#if FASTPATH
+					if
+					:: qg & BIT(m) -> skip
+					:: else -> nq++
+					fi;
+#endif
 					printf("MSC: lease %d round 2: master %d ok, ctr := %d\n", L, m, t)
 #if LOSSY
 				:: lock[m] == L && ctr[m] < t ->
@@ -500,23 +504,27 @@ round2:
 		 *    masters, with the token above it (redlock's writeBack).
 		 */
 		if
-		:: n < NEED && above > 0 && !again -> goto retry
-		:: n < NEED && (above == 0 || again) -> goto fail
+		:: !ENOUGH && above > 0 && !again -> goto retry
+		:: !ENOUGH && (above == 0 || again) -> goto fail
 #if LOSSY
-		:: n >= NEED && above > 0 && !again ->
+		:: ENOUGH && above > 0 && !again ->
 			goto retry                      /* ok replies lost: the client
 			                                   saw fewer than Q oks */
-		:: n >= NEED -> goto fail          /* ok replies lost (or validity used
+		:: ENOUGH -> goto fail          /* ok replies lost (or validity used
 		                                   up): the client gives up anyway */
 #endif
-		:: n >= NEED -> skip
+		:: ENOUGH -> skip
 		fi;
 		goto held;
 retry:
 		skip;
 		d_step {
 			printf("MSC: lease %d round 2 again with token %d\n", L, above + 1);
-			t = above + 1; todo = granted; n = 0; above = 0; again = true
+			t = above + 1; todo = granted; n = 0; above = 0; again = true;
+#if FASTPATH
+			nq = 0;
+#endif
+			skip
 		}
 		goto round2;
 held:
@@ -535,7 +543,7 @@ held:
 			                       grant does get counted in the sound model */
 #endif
 #ifdef WITNESS_FASTPATH
-			assert(!(fast && wide));    /* must fail: shows that the sound model
+			assert(!(fast && qg != 0)); /* must fail: shows that the sound model
 			                               does acquire leases by the fast path in
 			                               an all-grant round that counted a
 			                               quarantined master */
@@ -560,7 +568,7 @@ held:
 			};
 			m = 0; todo = 0; granted = 0; qg = 0; n = 0; t = 0; above = 0; again = false
 #if FASTPATH
-			; p = 0; raised = 0; fast = false; wide = false
+			; p = 0; raised = 0; fast = false; nq = 0
 #endif
 			
 		}
@@ -582,7 +590,7 @@ fail:
 			printf("MSC: lease %d FAILED\n", L);
 			todo = 0; granted = 0; qg = 0; n = 0; t = 0; above = 0; again = false
 #if FASTPATH
-			; p = 0; raised = 0; fast = false; wide = false
+			; p = 0; raised = 0; fast = false; nq = 0
 #endif
 			
 		}
