@@ -27,6 +27,9 @@
  *   spin -a -DBROKEN_FASTPATH fencing.pml         the fast path taken when any Q granting
  *                                                 masters raised, quarantined ones
  *                                                 included: must fail
+ *   spin -a -DNARROW_ALLGRANT fencing.pml         every ok of round 2 counts, a quarantined
+ *                                                 master's too (the fast path as first
+ *                                                 specified): must fail
  *
  * The fast path (FASTPATH, on by default): round 1 carries a proposal
  * p = cache + 1, cache being the highest token the client has seen for K
@@ -34,7 +37,9 @@
  * if that increases it, in the same atomic step, and says so. If Q granting
  * masters that are not quarantined raised, or all M granted and raised, the
  * token is p and round 2 is skipped; otherwise the token is
- * max(counters before, p if any master raised) + 1, written back as before.
+ * max(counters before, p if any master raised) + 1, written back as before,
+ * except that oks count like grants (ENOUGH below): Q oks from masters that
+ * are not quarantined, or oks from every master.
  *
  * Other macros: WRITES, LOSSY, RESTART, FAILOVER, CHECK_P1, FASTPATH, EVICT
  * (bounds section below), INTERLEAVED (see Writer), WITNESS_ALLGRANT (an
@@ -288,7 +293,7 @@ active [CLIENTS] proctype Client()
 	byte above;             /* max counter of "counter ahead" replies in round 2 */
 	bool again;             /* round 2 is being run a second time */
 #if FASTPATH
-	byte cache;             /* highest token this client has seen for K (its last
+	byte cache;             /* (not with ANYP, which ignores it) highest token this client has seen for K (its last
 	                           HELD token, or a counter it read); 0: unknown */
 	byte p;                 /* the proposal of this attempt (0: none) */
 	byte raised;            /* granting masters that raised their counter to p */
@@ -401,7 +406,7 @@ active [CLIENTS] proctype Client()
 		 *    of a quarantined master does not count and the attempt needs Q
 		 *    grants from the others.
 		 */
-#if FASTPATH
+#if FASTPATH && !defined(ANYP)
 		cache = MAX(cache, t);  /* the highest counter read */
 #endif
 		if
@@ -548,7 +553,7 @@ held:
 			                               an all-grant round that counted a
 			                               quarantined master */
 #endif
-#if FASTPATH
+#if FASTPATH && !defined(ANYP)
 			cache = MAX(cache, t);  /* its token (the cache already holds the
 			                           highest counter read) */
 #endif
@@ -570,7 +575,6 @@ held:
 #if FASTPATH
 			; p = 0; raised = 0; fast = false; nq = 0
 #endif
-			
 		}
 
 		/* The lease ends at some later moment: validity ran out or released. */
@@ -592,7 +596,6 @@ fail:
 #if FASTPATH
 			; p = 0; raised = 0; fast = false; nq = 0
 #endif
-			
 		}
 next:
 		skip

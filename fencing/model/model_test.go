@@ -76,7 +76,7 @@ const (
 //	2 x 2, no message loss, restart/FLUSHALL only,
 //	writes interleaved:                              6.5M states, depth 172, 13 s CPU, 0.5 GB RSS
 //	fast path, 2 x 1, any proposal 0..2, lossy,
-//	both loss kinds:                                 3.8M states, depth 141,  6 s CPU, 0.4 GB RSS
+//	both loss kinds:                                 3.5M states, depth 141,  5 s CPU, 0.4 GB RSS
 //	fast path, 2 x 2, proposals from the cache,
 //	no message loss, both loss kinds:                5.0M states, depth 229,  7 s CPU, 0.5 GB RSS
 //
