@@ -5,7 +5,7 @@ GO ?= go
 # PostgreSQL server, and spin for the Promela model (gcc compiles its verifier).
 DEBS := redis-server postgresql spin gcc
 
-.PHONY: all demo test deps vet fmt-check bench bench-peers image compose-up compose-down
+.PHONY: all demo test deps vet fmt-check bench bench-peers fuzz image compose-up compose-down
 
 all: test
 
@@ -46,6 +46,17 @@ bench: deps
 ## bench-peers: quorumlock beside redsync, redislock and a raw SET NX floor (bench/, its own module)
 bench-peers: deps
 	cd bench && $(GO) run ./cmd/lockbench $(BENCH_FLAGS)
+
+## fuzz: run each fuzz target for FUZZTIME (default 5s); inputs that fail are
+## written under the package's testdata/fuzz and replayed by `make test`
+FUZZTIME ?= 5s
+FUZZ_TARGETS := ./cluster:FuzzDialURL ./cluster:FuzzMastersList ./redlock:FuzzKey \
+	./fencing:FuzzParseToken ./fencing/fencinghttp:FuzzMiddleware
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  pkg=$${t%%:*}; name=$${t##*:}; echo "fuzz $$name ($$pkg, $(FUZZTIME))"; \
+	  $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	done
 
 ## image: the local Redis image (FROM scratch, Debian's redis-server) for docker-compose
 image: deps

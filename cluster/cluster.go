@@ -11,6 +11,9 @@ import (
 
 	"github.com/hashicorp/go-multierror"
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/quorumlock/quorumlock/internal/probe"
 )
 
 // EnvMasters is the environment variable FromEnv reads: a comma-separated
@@ -127,6 +130,11 @@ func Dial(ctx context.Context, urls []string, opts ...Option) (*Cluster, error) 
 		o.ContextTimeoutEnabled = true
 		o.DialTimeout, o.ReadTimeout, o.WriteTimeout = cfg.dialTimeout, cfg.ioTimeout, cfg.ioTimeout
 		o.MaxRetries = -1 // the lock retries whole attempts; a command retried inside go-redis only delays
+		// No maintenance notifications (a Redis Enterprise feature): with
+		// them on, go-redis resolves the host name inside NewClient (Dial
+		// would block on a slow DNS) and sends CLIENT MAINT_NOTIFICATIONS on
+		// every connection.
+		o.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 		if cfg.poolSize > 0 {
 			o.PoolSize = cfg.poolSize
 		}
@@ -137,7 +145,11 @@ func Dial(ctx context.Context, urls []string, opts ...Option) (*Cluster, error) 
 		var errs *multierror.Error
 		for i, rc := range c.clients {
 			if err := rc.Ping(ctx).Err(); err != nil {
-				errs = multierror.Append(errs, fmt.Errorf("master %d (%s): %w", i, c.urls[i], err))
+				hint := ""
+				if rc.Options().TLSConfig != nil && probe.Cause(err) == "timeout" {
+					hint = " (no answer to the TLS handshake: does this port speak TLS?)"
+				}
+				errs = multierror.Append(errs, fmt.Errorf("master %d (%s): %w%s", i, c.urls[i], err, hint))
 			}
 		}
 		if errs != nil {
@@ -157,13 +169,18 @@ func FromEnv(ctx context.Context, opts ...Option) (*Cluster, error) {
 	if strings.TrimSpace(v) == "" {
 		return nil, fmt.Errorf("%w: %s is not set (e.g. %s=redis://h1:6379,redis://h2:6379,redis://h3:6379)", ErrInvalidArgument, EnvMasters, EnvMasters)
 	}
+	return Dial(ctx, splitMasters(v), append([]Option{WithEnvPassword()}, opts...)...)
+}
+
+// splitMasters splits a REDLOCK_MASTERS value at commas, dropping blanks.
+func splitMasters(v string) []string {
 	var urls []string
 	for _, u := range strings.Split(v, ",") {
 		if u = strings.TrimSpace(u); u != "" {
 			urls = append(urls, u)
 		}
 	}
-	return Dial(ctx, urls, append([]Option{WithEnvPassword()}, opts...)...)
+	return urls
 }
 
 // Clients returns the masters' clients, in URL order, for redlock.New.

@@ -5,7 +5,12 @@
 // REDLOCK_MASTERS) and builds go-redis clients with fail-fast settings:
 // ContextTimeoutEnabled, so that a stalled master cannot hold a call past its
 // context, short dial/read/write timeouts, and no retries of their own (the
-// lock retries whole attempts). Check reports, per master, what an operator
+// lock retries whole attempts), and go-redis's maintenance notifications
+// off (Dial does no I/O). rediss:// URLs talk TLS and only TLS (WithTLS,
+// WithCA, WithClientCert, or the URL parameters tls_ca, tls_cert, tls_key,
+// tls_server_name); credentials come from the URL, WithCredentials, or
+// REDLOCK_PASSWORD (FromEnv, WithEnvPassword), and no error, log or URLs()
+// shows a password (docs/security.md). Check reports, per master, what an operator
 // needs before trusting it with locks: reachability and latency, the clock
 // offset between the master's TIME and the local clock, version, run_id,
 // uptime, persistence, DELEX support, and whether a quorumlock client would

@@ -76,10 +76,7 @@ func (c *config) parseMaster(i int, raw string) (*master, error) {
 		}
 		return nil, fmt.Errorf("%w: master %d: %q is not a valid URL: %v", ErrInvalidArgument, i, raw, err)
 	}
-	display := hideUserinfo(raw)
-	if _, has := u.User.Password(); u.User != nil && !has {
-		display = raw // a user name alone is no secret
-	}
+	display := hideUserinfo(raw) // a user name alone is shown
 	if u.Scheme != "redis" && u.Scheme != "rediss" {
 		return nil, fmt.Errorf("%w: master %d: %s: scheme %q: want redis:// or rediss:// (TLS)", ErrInvalidArgument, i, display, u.Scheme)
 	}

@@ -372,6 +372,9 @@ func TestHostileKeyDeletedByHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// TryLock returns once a majority granted: wait for the third SET, or
+	// it could land after the DELs below.
+	eventually(t, 5*time.Second, "key on every master", func() bool { return countNonEmpty(r.values(t, "byhand")) == 3 })
 	r.admin(t, 0, "DEL", "byhand")
 	r.admin(t, 1, "DEL", "byhand")
 	if err := lease.Extend(ctx, 5*time.Second); !errors.Is(err, ErrLockLost) || !errors.Is(err, ErrKeyAbsent) {
@@ -389,6 +392,7 @@ func TestHostileKeyDeletedByHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	eventually(t, 5*time.Second, "key on every master", func() bool { return countNonEmpty(r.values(t, "byhand:auto")) == 3 })
 	r.admin(t, 0, "SET", "byhand:auto", "someone else")
 	r.admin(t, 1, "SET", "byhand:auto", "someone else")
 	select {
@@ -404,5 +408,38 @@ func TestHostileKeyDeletedByHand(t *testing.T) {
 	}
 	if got := r.values(t, "byhand:auto"); got[0] != "someone else" || got[1] != "someone else" {
 		t.Errorf("the other owner's keys were touched: %q", got)
+	}
+}
+
+// WRONGPASS at login: go-redis returns it from a pipeline's Exec without
+// stamping it on the commands; calls that went out through the batcher
+// must still say WRONGPASS, not "unexpected type".
+func TestHostileWrongPasswordEveryPath(t *testing.T) {
+	r := newRig(t, 3)
+	ctx := context.Background()
+	users := make([]redis.UniversalClient, 3)
+	for i, s := range r.Servers {
+		r.admin(t, i, "ACL", "SETUSER", "locker", "reset", "on", ">right", "~*", "&*", "+@all")
+		users[i] = s.Client(t, func(o *redis.Options) { o.Username, o.Password, o.MaxRetries = "locker", "wrong", -1 })
+	}
+	c, err := New(users, WithoutQuarantine())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const n = 32 // concurrent: most calls queue and go out as pipelines
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for k := range n {
+		wg.Go(func() { _, errs[k] = c.TryLock(ctx, fmt.Sprintf("wp:%d", k), time.Second) })
+	}
+	wg.Wait()
+	for k, err := range errs {
+		if !errors.Is(err, ErrNoQuorum) || !errors.Is(err, ErrReplyError) || !strings.Contains(err.Error(), "WRONGPASS") {
+			t.Errorf("attempt %d with a wrong password: %v; want ErrNoQuorum with WRONGPASS error replies", k, err)
+		}
+	}
+	for k := range n {
+		noKeyLeft(t, r, fmt.Sprintf("wp:%d", k))
 	}
 }

@@ -190,14 +190,14 @@ func (l *Lease) end(cause error) {
 	}
 	validUntil, ttl := l.validUntil, l.ttl
 	l.mu.Unlock()
-	l.cancel(cause)
 	if first && l.parts == nil {
 		// The lease is over: its keys are ours to overwrite (releasedValues).
 		l.c.released.note(l.key, l.value, l.c.cfg.clock.Now().Add(ttl))
 	}
 	if first && l.parts == nil && errors.Is(cause, ErrLockLost) {
-		l.observeLost(cause, validUntil)
+		l.observeLost(cause, validUntil) // before Done closes: whoever waits on Done finds the event
 	}
+	l.cancel(cause)
 }
 
 // held reports whether the lease is held at now, ending it if its validity

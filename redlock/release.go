@@ -84,6 +84,14 @@ func (l *Lease) Release(ctx context.Context) (err error) {
 // run after our delete, so there a "not there" is checked again later.
 func (c *Client) releaseAll(ctx context.Context, key, value string, ttl time.Duration, acq []*call[grant]) (*round[int64], decision, error) {
 	timeout := c.masterTimeout(ttl)
+	// Whether each master's SET was answered must be read before the
+	// deletes go out: a SET still on its way may run after our delete (on
+	// another connection) and be answered before the round ends, and then
+	// the delete's "not there" proves nothing.
+	setSettled := make([]bool, len(c.masters))
+	for i := range setSettled {
+		setSettled[i] = i >= len(acq) || acq[i] == nil || grantSource{acq[i]}.fate().settled()
+	}
 	r := startRound(ctx, c, c.allMasters(), timeout, sendRelease(key, value, true))
 	d, cause := r.collect(ctx, c.everyoneVotes(), c.quorum, func(i int, rep reply[int64]) (outcome, error) {
 		switch rep.val {
@@ -96,8 +104,7 @@ func (c *Client) releaseAll(ctx context.Context, key, value string, ttl time.Dur
 	})
 	horizon := c.cfg.clock.Now().Add(max(c.cfg.cleanupHorizon, ttl))
 	for i, cl := range r.calls {
-		setSettled := acq[i] == nil || grantSource{acq[i]}.fate().settled()
-		rel := releaseSource{cl, setSettled}
+		rel := releaseSource{cl, setSettled[i]}
 		if o := rel.fate(); o.mayHoldOurKey() {
 			c.finishLater(key, value, i, cl.done, rel, timeout, horizon)
 		}

@@ -4,7 +4,9 @@
 // loopback port in its own temporary directory. A Server can be paused
 // (SIGSTOP), resumed (SIGCONT), killed (SIGKILL) and restarted on the same
 // port, with or without an append-only file, which is what the fault tests of
-// quorumlock need. Every process a test starts is stopped by PID in
+// quorumlock need. WithTLS starts TLS-only servers (mutual TLS optional)
+// with certificates NewCerts makes at run time; WithArgs passes extra
+// redis-server arguments. Every process a test starts is stopped by PID in
 // t.Cleanup, also when the test fails.
 //
 // The binary is looked up as "redis-server" on PATH, or taken from the

@@ -77,3 +77,27 @@ func TestPIDIsTheServersProcess(t *testing.T) {
 		t.Fatalf("PID() = %d after Stop, want 0", s.PID())
 	}
 }
+
+func TestServerOptionsSurviveRestart(t *testing.T) {
+	ctx := context.Background()
+	certs := NewCerts(t)
+	s := StartServer(t, NoPersistence, WithTLS(certs, true), WithArgs("--busy-reply-threshold", "77"))
+	if s.URL() != "rediss://"+s.Addr || s.TLSConfig() == nil {
+		t.Fatalf("URL %s, TLS config %v: want rediss:// and a client config", s.URL(), s.TLSConfig())
+	}
+	for round := range 2 {
+		c := s.Client(t)
+		v, err := c.ConfigGet(ctx, "busy-reply-threshold").Result()
+		if err != nil || v["busy-reply-threshold"] != "77" {
+			t.Fatalf("round %d: busy-reply-threshold %v %v; want 77 from WithArgs", round, v, err)
+		}
+		plain := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond, ReadTimeout: 200 * time.Millisecond})
+		if err := plain.Ping(ctx).Err(); err == nil {
+			t.Fatalf("round %d: a plain TCP client was answered by a TLS-only server", round)
+		}
+		_ = plain.Close()
+		if err := s.Restart(NoPersistence); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

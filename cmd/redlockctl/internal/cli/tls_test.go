@@ -25,7 +25,7 @@ func TestTLSFlags(t *testing.T) {
 	if r.code == ExitOK || !strings.Contains(r.out+r.errOut, "TLS") {
 		t.Fatalf("status without the client certificate: exit %d\n%s%s", r.code, r.out, r.errOut)
 	}
-	r = ctl(t, c, append([]string{"status", "--tls-ca", other.CAFile, "--tls-cert", certs.ClientCertFile, "--tls-key", certs.ClientKeyFile})...)
+	r = ctl(t, c, "status", "--tls-ca", other.CAFile, "--tls-cert", certs.ClientCertFile, "--tls-key", certs.ClientKeyFile)
 	if r.code == ExitOK || !strings.Contains(r.out+r.errOut, "unknown authority") {
 		t.Fatalf("status with another CA: exit %d\n%s%s", r.code, r.out, r.errOut)
 	}
