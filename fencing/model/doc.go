@@ -17,12 +17,21 @@
 // acquired has a smaller token, and that the store never accepts its writes
 // after the newer lease's.
 //
+// The model also has one-round fencing (the fast path, on unless
+// -DFASTPATH=0): round 1 proposes the client's cached highest token plus one,
+// a granting master raises its counter to the proposal if that increases it,
+// and when Q non-quarantined granting masters raised (or all M granted and
+// raised) the proposal is the token and round 2 is skipped. A round that
+// counted a quarantined master's grant must put its token on every master.
+//
 // Built with -DNAIVE, the same file models the naive "SET NX + INCR in one
 // round" protocol; with -DBROKEN_FIRST_CONTACT, -DBROKEN_ALLGRANT or
 // -DBROKEN_FAILOVER, the quarantine weakened one way each (a client meeting
 // a master for the first time trusts it; quarantined grants count whenever a
-// quorum granted; a failover is not quarantined). SPIN must refute each of
-// them.
+// quorum granted; a failover is not quarantined); with -DBROKEN_FASTPATH,
+// the fast path taken when any Q granting masters raised; with
+// -DNARROW_ALLGRANT, the fast path without the rule for rounds that counted
+// a quarantined grant. SPIN must refute each of them.
 //
 // The test (go test ./fencing/model/) needs spin and gcc on PATH and fails if
 // they are missing. It runs spin -a, compiles the generated verifier pan and

@@ -24,10 +24,28 @@
  *   spin -a -DBROKEN_ALLGRANT fencing.pml         quarantined grants count whenever Q
  *                                                 masters granted: must fail
  *   spin -a -DBROKEN_FAILOVER fencing.pml         a failover is not quarantined: must fail
+ *   spin -a -DBROKEN_FASTPATH fencing.pml         the fast path taken when any Q granting
+ *                                                 masters raised, quarantined ones
+ *                                                 included: must fail
+ *   spin -a -DNARROW_ALLGRANT fencing.pml         every ok of round 2 counts, a quarantined
+ *                                                 master's too (the fast path as first
+ *                                                 specified): must fail
  *
- * Other macros: WRITES, LOSSY, RESTART, FAILOVER, CHECK_P1 (bounds section
- * below), INTERLEAVED (see Writer) and WITNESS_ALLGRANT (an assertion that
- * must fail: a lease is acquired with a quarantined master's grant counted).
+ * The fast path (FASTPATH, on by default): round 1 carries a proposal
+ * p = cache + 1, cache being the highest token the client has seen for K
+ * (0: unknown, then no proposal); a granting master raises its counter to p
+ * if that increases it, in the same atomic step, and says so. If Q granting
+ * masters that are not quarantined raised, or all M granted and raised, the
+ * token is p and round 2 is skipped; otherwise the token is
+ * max(counters before, p if any master raised) + 1, written back as before,
+ * except that oks count like grants (ENOUGH below): Q oks from masters that
+ * are not quarantined, or oks from every master.
+ *
+ * Other macros: WRITES, LOSSY, RESTART, FAILOVER, CHECK_P1, FASTPATH, EVICT
+ * (bounds section below), INTERLEAVED (see Writer), WITNESS_ALLGRANT (an
+ * assertion that must fail: a lease is acquired with a quarantined master's
+ * grant counted) and WITNESS_FASTPATH (an assertion that must fail: a lease
+ * is acquired by the fast path in a round that counted a quarantined grant).
  * fencing/model/model_test.go runs the checks.
  *
  * Properties (assertions):
@@ -74,6 +92,24 @@
 #endif
 #ifndef CHECK_P1
 #define CHECK_P1 1              /* 0: do not assert P1 (to see P2 fail in the naive run) */
+#endif
+#ifdef NAIVE
+#undef FASTPATH
+#define FASTPATH 0              /* the naive protocol has no proposal */
+#endif
+#ifndef FASTPATH
+#define FASTPATH 1              /* 1: round 1 proposes cache + 1 and may fence in one
+                                   round; 0: the two-round protocol only */
+#endif
+#ifdef ANYP                     /* -DANYP=k: every attempt proposes any p from 0 (none)
+                                   to k, whatever its cache holds (a superset of the
+                                   proposals a cache can make, given counters <= k - 1;
+                                   lets runs with 1 attempt per client use the fast path) */
+#endif
+#ifndef EVICT
+#define EVICT 1                 /* 1: an attempt may go without a proposal although
+                                   the client knows a token (its bounded cache
+                                   evicted K); 0: it always proposes cache + 1 */
 #endif
 #define NL (CLIENTS * ATTEMPTS) /* lease ids are 1..NL; 0 means "no lease" */
 #define LOSTM 0                 /* the master that may lose data: the masters are
@@ -141,6 +177,36 @@
 #define COUNTSOF(g, q) ((g) == ALLM || CNT((g) & ~(q)) >= Q)
 #endif
 #define COUNTS COUNTSOF(granted, qg)
+
+/*
+ * FAST: the token is the proposal, no round 2. raised: granting masters that
+ * raised their counter to p (a subset of granted).
+ *   sound: Q granting masters that are not quarantined raised, or every
+ *          master granted and every master raised
+ *   BROKEN_FASTPATH: any Q granting masters raised, quarantined ones included
+ */
+#if defined(BROKEN_FASTPATH)
+#define FASTOF(g, q, r) (CNT(r) >= Q)
+#else
+#define FASTOF(g, q, r) (CNT((r) & ~(q)) >= Q || ((g) == ALLM && (r) == ALLM))
+#endif
+#define FAST FASTOF(granted, qg, raised)
+
+/*
+ * ENOUGH: round 2 succeeded. With the fast path, oks count like grants: an
+ * ok from a master whose grant said "quarantined" counts only if every master
+ * said ok; otherwise Q oks from the other masters are needed (nq counts
+ * them). Without this rule, a fast-path lease whose raise on a master is lost
+ * with the master's data, while the lease is still in round 1, can end up
+ * with the token of a lease that counted that master's grant and its ok
+ * meanwhile (P1 fails: see docs/fencing-model.md). NARROW_ALLGRANT drops the
+ * rule: every ok counts (the fast path as first specified: must fail).
+ */
+#if FASTPATH && !defined(NARROW_ALLGRANT)
+#define ENOUGH (nq >= Q || n == M)
+#else
+#define ENOUGH (n >= Q)
+#endif
 
 /* ---------------------------------------------------------------- state */
 
@@ -226,6 +292,15 @@ active [CLIENTS] proctype Client()
 	byte t;                 /* max counter replied in round 1, then the token */
 	byte above;             /* max counter of "counter ahead" replies in round 2 */
 	bool again;             /* round 2 is being run a second time */
+#if FASTPATH
+	byte cache;             /* (not with ANYP, which ignores it) highest token this client has seen for K (its last
+	                           HELD token, or a counter it read); 0: unknown */
+	byte p;                 /* the proposal of this attempt (0: none) */
+	byte raised;            /* granting masters that raised their counter to p */
+	bool fast;              /* the lease is fenced in one round */
+	byte nq;                /* oks in round 2 from masters whose grant did not say
+	                           "quarantined" */
+#endif
 
 	for (a : 0 .. ATTEMPTS - 1) {
 		/* start the attempt with a fresh lease id */
@@ -233,8 +308,23 @@ active [CLIENTS] proctype Client()
 			L = _pid * ATTEMPTS + a + 1;
 			st[L] = ACQ;
 			live = live | BIT(L);
-			todo = ALLM
+			todo = ALLM;
+#if FASTPATH && !defined(ANYP)
+			p = (cache > 0 -> cache + 1 : 0)
+#endif
 		}
+#if FASTPATH && defined(ANYP)
+		/* any proposal from 0 (none) to ANYP, whatever the cache holds */
+		do
+		:: p < ANYP -> p++
+		:: break
+		od;
+#elif FASTPATH && EVICT
+		if
+		:: p > 0 -> p = 0       /* the cache evicted K: no proposal */
+		:: true -> skip
+		fi;
+#endif
 
 		/*
 		 * 1. Round 1, one master at a time in any order, quarantined
@@ -243,6 +333,9 @@ active [CLIENTS] proctype Client()
 		 *           quarantined.
 		 *    naive: SET K L NX + INCR ctr[m] in one script; a grant
 		 *           replies the INCR result.
+		 *    FASTPATH: in the same step, a granting master raises
+		 *           ctr[m] to p if p > 0 and ctr[m] < p, and says so;
+		 *           the counter replied is the one before the raise.
 		 */
 		do
 		:: todo == 0 -> break
@@ -273,11 +366,27 @@ active [CLIENTS] proctype Client()
 					fi;
 #endif
 					printf("MSC: lease %d round 1: master %d grants, ctr %d, quarantined %d\n",
-						L, m, ctr[m], QUAR(m))
+						L, m, ctr[m], QUAR(m));
+#if FASTPATH
+					if
+					:: p > 0 && ctr[m] < p ->
+						ctr[m] = p;
+						raised = raised | BIT(m);
+						printf("MSC: lease %d round 1: master %d raises ctr to %d\n", L, m, p)
+					:: else -> skip
+					fi
+#endif
 #if LOSSY
 				:: lock[m] == FREE || lock[m] == STALE ->
 					skip                            /* request lost (or, for a stale
 					                                   key: not expired yet) */
+#if FASTPATH
+				:: (lock[m] == FREE || lock[m] == STALE) && p > 0 && ctr[m] < p ->
+					ctr[m] = p;                     /* granted and raised, reply lost
+					                                   (or not waited for): the
+					                                   client does not count it */
+					printf("MSC: lease %d round 1: master %d raises ctr to %d, reply lost\n", L, m, p)
+#endif
 #else
 				:: lock[m] == STALE ->
 					skip                            /* stale key not expired yet: denied */
@@ -297,6 +406,9 @@ active [CLIENTS] proctype Client()
 		 *    of a quarantined master does not count and the attempt needs Q
 		 *    grants from the others.
 		 */
+#if FASTPATH && !defined(ANYP)
+		cache = MAX(cache, t);  /* the highest counter read */
+#endif
 		if
 		:: !COUNTS -> goto fail
 		:: else -> skip
@@ -314,11 +426,25 @@ active [CLIENTS] proctype Client()
 #ifndef BROKEN_ALLGRANT
 			assert(granted == ALLM || (granted & qg) == 0);
 #endif
+#if FASTPATH
+			/* fast path: token p; otherwise the token is above p too if
+			   a master raised to p */
+			fast = FAST;
+			if
+			:: fast -> t = p; todo = 0
+			:: !fast && raised != 0 -> t = MAX(t, p) + 1; todo = granted
+			:: !fast && raised == 0 -> t = t + 1; todo = granted
+			fi;
+			raised = 0;
+			n = 0
+			/* qg is kept: round 2 counts oks like grants */
+#else
 			t = t + 1; todo = granted; n = 0;
 #ifndef WITNESS_ALLGRANT
 			qg = 0                  /* not needed any more: merges states */
 #else
 			skip
+#endif
 #endif
 		}
 
@@ -327,8 +453,23 @@ active [CLIENTS] proctype Client()
 		 *    ones included), atomic per master (writeback.lua): if
 		 *    lock[m] != L, not-ok; else if ctr[m] >= t, not-ok, "counter
 		 *    ahead" (only a quarantine's counter sync can do that); else
-		 *    ctr[m] = t, ok. Every ok counts.
+		 *    ctr[m] = t, ok. Every ok counts (FASTPATH: see ENOUGH).
 		 */
+#if FASTPATH
+		if
+		:: fast ->
+			printf("MSC: lease %d FAST PATH: token %d, no round 2\n", L, t);
+#if LOSSY
+			if
+			:: goto held
+			:: goto fail    /* validity used up: the client gives up */
+			fi
+#else
+			goto held
+#endif
+		:: else -> skip
+		fi;
+#endif
 round2:
 		do
 		:: todo == 0 -> break
@@ -340,6 +481,12 @@ round2:
 				:: lock[m] == L && ctr[m] < t ->
 					ctr[m] = t;
 					n++;
+#if FASTPATH
+					if
+					:: qg & BIT(m) -> skip
+					:: else -> nq++
+					fi;
+#endif
 					printf("MSC: lease %d round 2: master %d ok, ctr := %d\n", L, m, t)
 #if LOSSY
 				:: lock[m] == L && ctr[m] < t ->
@@ -362,23 +509,27 @@ round2:
 		 *    masters, with the token above it (redlock's writeBack).
 		 */
 		if
-		:: n < Q && above > 0 && !again -> goto retry
-		:: n < Q && (above == 0 || again) -> goto fail
+		:: !ENOUGH && above > 0 && !again -> goto retry
+		:: !ENOUGH && (above == 0 || again) -> goto fail
 #if LOSSY
-		:: n >= Q && above > 0 && !again ->
+		:: ENOUGH && above > 0 && !again ->
 			goto retry                      /* ok replies lost: the client
 			                                   saw fewer than Q oks */
-		:: n >= Q -> goto fail          /* ok replies lost (or validity used
+		:: ENOUGH -> goto fail          /* ok replies lost (or validity used
 		                                   up): the client gives up anyway */
 #endif
-		:: n >= Q -> skip
+		:: ENOUGH -> skip
 		fi;
 		goto held;
 retry:
 		skip;
 		d_step {
 			printf("MSC: lease %d round 2 again with token %d\n", L, above + 1);
-			t = above + 1; todo = granted; n = 0; above = 0; again = true
+			t = above + 1; todo = granted; n = 0; above = 0; again = true;
+#if FASTPATH
+			nq = 0;
+#endif
+			skip
 		}
 		goto round2;
 held:
@@ -396,6 +547,16 @@ held:
 			assert(qg == 0);    /* must fail: shows that a quarantined master's
 			                       grant does get counted in the sound model */
 #endif
+#ifdef WITNESS_FASTPATH
+			assert(!(fast && qg != 0)); /* must fail: shows that the sound model
+			                               does acquire leases by the fast path in
+			                               an all-grant round that counted a
+			                               quarantined master */
+#endif
+#if FASTPATH && !defined(ANYP)
+			cache = MAX(cache, t);  /* its token (the cache already holds the
+			                           highest counter read) */
+#endif
 			printf("MSC: lease %d HELD with token %d; ctr = %d %d %d\n",
 				L, t, ctr[0], ctr[1], ctr[2]);
 			for (m : 1 .. NL) {
@@ -411,6 +572,9 @@ held:
 				fi
 			};
 			m = 0; todo = 0; granted = 0; qg = 0; n = 0; t = 0; above = 0; again = false
+#if FASTPATH
+			; p = 0; raised = 0; fast = false; nq = 0
+#endif
 		}
 
 		/* The lease ends at some later moment: validity ran out or released. */
@@ -429,6 +593,9 @@ fail:
 			over(L, m);
 			printf("MSC: lease %d FAILED\n", L);
 			todo = 0; granted = 0; qg = 0; n = 0; t = 0; above = 0; again = false
+#if FASTPATH
+			; p = 0; raised = 0; fast = false; nq = 0
+#endif
 		}
 next:
 		skip
