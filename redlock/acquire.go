@@ -197,7 +197,7 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, lc 
 		}
 		var wbErrs []error
 		var kind error
-		token, kind, wbErrs, cause = c.writeBack(ctx, key, value, r.masters(yes), next+1, timeout)
+		token, kind, wbErrs, cause = c.writeBack(ctx, key, value, r.masters(yes), votes, next+1, timeout)
 		errs = append(errs, wbErrs...)
 		if token == 0 {
 			return failed(kind)
@@ -237,12 +237,16 @@ func fastPath(out []outcome, votes, raised []bool, q int) bool {
 }
 
 // writeBack is round 2: raise the fencing counter to token on the granting
-// masters where value still owns key, until a majority agreed. When a master
+// masters where value still owns key, until a majority agreed. Confirmations
+// count like grants (votes are round 1's): q from masters that count by
+// themselves, or one from every master. Counting a quarantined master's ok
+// otherwise lets a later fast path reuse the token (the spin model's
+// counterexample, docs/fencing-model.md). When a master
 // reports a counter at or above token (only a rejoining master's counter sync
 // can do that), the round is run once more with a token above it. It returns
 // the token, or token 0 and the failure's kind when fewer than a majority
 // took it.
-func (c *Client) writeBack(ctx context.Context, key, value string, granted []int, token fencing.Token, timeout time.Duration) (fencing.Token, error, []error, error) {
+func (c *Client) writeBack(ctx context.Context, key, value string, granted []int, votes []bool, token fencing.Token, timeout time.Duration) (fencing.Token, error, []error, error) {
 	keys := []string{key, FencePrefix + key}
 	var errs []error
 	for range 2 {
@@ -254,7 +258,7 @@ func (c *Client) writeBack(ctx context.Context, key, value string, granted []int
 			return m.batch.eval(ctx, writeBackScript, keys, value, t.String()).Slice()
 		})
 		above := fencing.Token(0)
-		d, cause := r.collect(ctx, c.everyoneVotes(), c.quorum, func(i int, rep reply[[]any]) (outcome, error) {
+		d, cause := r.collect(ctx, votes, c.quorum, func(i int, rep reply[[]any]) (outcome, error) {
 			status, counter, err := parseWriteBack(rep.val)
 			switch {
 			case err != nil:

@@ -116,3 +116,39 @@ func TestRelockAfterReleaseOverwritesOnlyOurOwnStaleKey(t *testing.T) {
 	}
 	_ = l.Release(ctx)
 }
+
+// Write-back confirmations count like grants: a quarantined master's ok
+// counts only when every master confirmed. Counting it otherwise lets a
+// later fast path reuse the token (the spin model's counterexample in
+// docs/fencing-model.md). Here master 0 is quarantined and master 2 no
+// longer holds the key: two oks, one of them countable, is not a majority.
+func TestWriteBackCountsQuarantinedOksOnlyFromEveryMaster(t *testing.T) {
+	ms, cs := miniMasters(t, 3)
+	c := miniClient(t, cs)
+	ctx := context.Background()
+	for i, m := range ms {
+		v := "ours"
+		if i == 2 {
+			v = "another owner"
+		}
+		if err := m.Set("k", v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all := []int{0, 1, 2}
+	tok, _, _, _ := c.writeBack(ctx, "k", "ours", all, []bool{false, true, true}, 7, time.Second)
+	if tok != 0 {
+		t.Fatalf("write-back counted a quarantined master's ok toward a majority: token %d", tok)
+	}
+	tok, _, _, _ = c.writeBack(ctx, "k", "ours", all, []bool{true, true, true}, 8, time.Second)
+	if tok != 8 {
+		t.Fatalf("write-back with two voting oks of three: token %d, want 8", tok)
+	}
+	if err := ms[2].Set("k", "ours"); err != nil {
+		t.Fatal(err)
+	}
+	tok, _, _, _ = c.writeBack(ctx, "k", "ours", all, []bool{false, false, false}, 9, time.Second)
+	if tok != 9 {
+		t.Fatalf("write-back confirmed by every master, none counting by itself: token %d, want 9", tok)
+	}
+}
