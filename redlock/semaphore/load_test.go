@@ -183,14 +183,14 @@ const (
 
 func TestLoadGuarded(t *testing.T) {
 	_, m := realMasters(t, 1)
-	ss := sems(t, m, "load-guarded", loadLimit, 4, WithVariant(Guarded), WithTimeout(2*time.Second))
+	ss := sems(t, m, "load-guarded", loadLimit, 4, WithVariant(Guarded), WithTimeout(10*time.Second)) // not about timeouts: a loaded CI machine must not expire a permit mid-section
 	res := runLoad(t, ss, loadGoroutines, loadDuration, loadWork, nil)
 	checkLoad(t, ss, res, 0.6)
 }
 
 func TestLoadAtomicOneMaster(t *testing.T) {
 	_, m := realMasters(t, 1)
-	ss := sems(t, m, "load-atomic1", loadLimit, 4, WithTimeout(2*time.Second))
+	ss := sems(t, m, "load-atomic1", loadLimit, 4, WithTimeout(10*time.Second)) // not about timeouts: a loaded CI machine must not expire a permit mid-section
 	res := runLoad(t, ss, loadGoroutines, loadDuration, loadWork, nil)
 	checkLoad(t, ss, res, 0.6)
 }
@@ -198,7 +198,7 @@ func TestLoadAtomicOneMaster(t *testing.T) {
 // Five masters, two of them SIGSTOPped from 1 s to 2 s into the run.
 func TestLoadAtomicFiveMasters(t *testing.T) {
 	c, m := realMasters(t, 5)
-	ss := sems(t, m, "load-atomic5", loadLimit, 4, WithTimeout(2*time.Second))
+	ss := sems(t, m, "load-atomic5", loadLimit, 4, WithTimeout(10*time.Second)) // not about timeouts: a loaded CI machine must not expire a permit mid-section
 	paused := false
 	res := runLoad(t, ss, loadGoroutines, loadDuration, loadWork, func(elapsed <-chan time.Duration) {
 		for e := range elapsed {

@@ -32,6 +32,7 @@ func (s *Semaphore) Acquire(ctx context.Context) (*Permit, error) {
 	defer leave()
 	b := s.cfg.newBackOff()
 	b.Reset()
+	var busy error // the last attempt that found the semaphore full
 	for {
 		if !s.enterGate(ctx) {
 			return nil, fmt.Errorf("semaphore %q: %w", s.name, ctx.Err())
@@ -42,7 +43,14 @@ func (s *Semaphore) Acquire(ctx context.Context) (*Permit, error) {
 		if err == nil {
 			return p, nil
 		}
+		if errors.Is(err, ErrBusy) {
+			busy = err
+		}
 		if !retryable(ctx, err) {
+			if ctx.Err() != nil && busy != nil && !errors.Is(err, ErrBusy) {
+				// ctx ended during an attempt: say what the semaphore was.
+				return nil, fmt.Errorf("%w: %w", err, busy)
+			}
 			return nil, err
 		}
 		took := s.cfg.clock.Now().Sub(began)
