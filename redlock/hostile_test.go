@@ -346,9 +346,11 @@ func TestHostileWrongTypeCounter(t *testing.T) {
 	wantRefused(t, lease, err, "WRONGTYPE")
 	noKeyLeft(t, r, "wtc")
 
-	// One bad counter: the lock is held on a majority, with a token.
-	r.admin(t, 1, "DEL", FencePrefix+"wtc")
-	lease, err = c.TryLock(ctx, "wtc", 10*time.Second)
+	// One bad counter: the lock is held on a majority, with a token. (Another
+	// key: a SET of the first attempt not waited for may still land on
+	// master 2, and its cleanup would race this one.)
+	r.admin(t, 0, "LPUSH", FencePrefix+"wtc1", "not a counter")
+	lease, err = c.TryLock(ctx, "wtc1", 10*time.Second)
 	if err != nil {
 		t.Fatalf("one bad counter: %v", err)
 	}
@@ -358,7 +360,7 @@ func TestHostileWrongTypeCounter(t *testing.T) {
 	if err := lease.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	noKeyLeft(t, r, "wtc")
+	noKeyLeft(t, r, "wtc1")
 }
 
 // A key deleted, or overwritten, by hand on a majority: the lease is lost
