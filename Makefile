@@ -51,7 +51,9 @@ bench-peers: deps
 ## written under the package's testdata/fuzz and replayed by `make test`
 FUZZTIME ?= 5s
 FUZZ_TARGETS := ./cluster:FuzzDialURL ./cluster:FuzzMastersList ./redlock:FuzzKey \
-	./fencing:FuzzParseToken ./fencing/fencinghttp:FuzzMiddleware
+	./fencing:FuzzParseToken ./fencing/fencinghttp:FuzzMiddleware \
+	./cmd/redlockctl/internal/cli:FuzzParseHandle ./cmd/redlockctl/internal/cli:FuzzFlags \
+	./jepsen-like/history:FuzzDecode
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  pkg=$${t%%:*}; name=$${t##*:}; echo "fuzz $$name ($$pkg, $(FUZZTIME))"; \
