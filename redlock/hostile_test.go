@@ -433,7 +433,7 @@ func TestHostileWrongPasswordEveryPath(t *testing.T) {
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for k := range n {
-		wg.Go(func() { _, errs[k] = c.TryLock(ctx, fmt.Sprintf("wp:%d", k), time.Second) })
+		wg.Go(func() { _, errs[k] = c.TryLock(ctx, fmt.Sprintf("wp:%d", k), 10*time.Second) }) // a 1 s per-master timeout: failed logins take a dial each
 	}
 	wg.Wait()
 	for k, err := range errs {
