@@ -74,37 +74,44 @@ type grant struct {
 	counter fencing.Token // before any raise
 	epoch   string
 	raised  bool // the counter was raised to the proposal
+	// waiting is, when refused, how many clients are subscribed to the key's
+	// release channel on that master: the clients waiting for the key.
+	waiting int64
 }
 
-func (c *Client) sendAcquire(key, value string, ttl time.Duration, proposal fencing.Token, releasedValue string) func(context.Context, *master) (grant, error) {
-	keys := []string{key, FencePrefix + key, EpochKey}
-	ms := ttl.Milliseconds()
-	p := proposal.String()
-	return func(ctx context.Context, m *master) (grant, error) {
-		res, err := m.batch.eval(ctx, acquireScript, keys, value, ms, p, releasedValue).Slice()
-		if err != nil {
-			return grant{}, err
-		}
-		return parseGrant(res)
+func (c *Client) sendAcquire(key, value string, ttl time.Duration, proposal fencing.Token, releasedValue string) func(*master) request[grant] {
+	rq := request[grant]{
+		script: acquireScript,
+		keys:   []string{key, FencePrefix + key, EpochKey},
+		args:   []any{value, ttl.Milliseconds(), proposal.String(), releasedValue, ChannelPrefix + key},
+		parse: func(cmd *redis.Cmd) (grant, error) {
+			res, err := cmd.Slice()
+			if err != nil {
+				return grant{}, err
+			}
+			return parseGrant(res)
+		},
 	}
+	return func(*master) request[grant] { return rq }
 }
 
 func parseGrant(res []any) (grant, error) {
-	if len(res) != 4 {
-		return grant{}, fmt.Errorf("acquire script returned %d values, want 4", len(res))
+	if len(res) != 5 {
+		return grant{}, fmt.Errorf("acquire script returned %d values, want 5", len(res))
 	}
 	n, ok1 := res[0].(int64)
 	ctr, ok2 := res[1].(string)
 	epoch, ok3 := res[2].(string)
 	raised, ok4 := res[3].(int64)
-	if !ok1 || !ok2 || !ok3 || !ok4 {
-		return grant{}, fmt.Errorf("acquire script returned %T, %T, %T, %T", res[0], res[1], res[2], res[3])
+	waiting, ok5 := res[4].(int64)
+	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 {
+		return grant{}, fmt.Errorf("acquire script returned %T, %T, %T, %T, %T", res[0], res[1], res[2], res[3], res[4])
 	}
 	t, err := parseCounter(ctr)
 	if err != nil {
 		return grant{}, err
 	}
-	return grant{granted: n == 1, counter: t, epoch: epoch, raised: raised == 1}, nil
+	return grant{granted: n == 1, counter: t, epoch: epoch, raised: raised == 1, waiting: waiting}, nil
 }
 
 func parseCounter(s string) (fencing.Token, error) {
@@ -158,6 +165,7 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, lc 
 	d, cause := r.collect(ctx, votes, c.quorum, func(i int, rep reply[grant]) (outcome, error) {
 		highest = max(highest, rep.val.counter)
 		if !rep.val.granted {
+			info.waiting = max(info.waiting, rep.val.waiting)
 			return no, c.masters[i].errorf(ErrHeldByOther)
 		}
 		if votes[i] && !c.acceptEpoch(i, rep.val.epoch) {
@@ -254,9 +262,9 @@ func (c *Client) writeBack(ctx context.Context, key, value string, granted []int
 			return 0, ErrNotAcquired, append(errs, fmt.Errorf("%w: the counter of %q", ErrTokensExhausted, key)), nil
 		}
 		t := token
-		r := startRound(ctx, c, granted, timeout, func(ctx context.Context, m *master) ([]any, error) {
-			return m.batch.eval(ctx, writeBackScript, keys, value, t.String()).Slice()
-		})
+		rq := request[[]any]{script: writeBackScript, keys: keys, args: []any{value, t.String()},
+			parse: func(cmd *redis.Cmd) ([]any, error) { return cmd.Slice() }}
+		r := startRound(ctx, c, granted, timeout, func(*master) request[[]any] { return rq })
 		above := fencing.Token(0)
 		d, cause := r.collect(ctx, votes, c.quorum, func(i int, rep reply[[]any]) (outcome, error) {
 			status, counter, err := parseWriteBack(rep.val)

@@ -4,49 +4,46 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// Auto-pipelining. Concurrent operations send their scripts to a master at
-// the same moment; sending them one per round trip costs one write and one
-// read system call each, and from a few goroutines on that is what bounds
-// throughput (docs/performance.md). A master's batcher takes whatever is
-// queued when one of its workers is free and sends it as one pipeline. A
-// lone command goes out at once, as before; under load, commands wait at
-// most one round trip for a worker. A call that finds nothing on the wire
-// is sent at once from its own goroutine.
+// Auto-pipelining. Every script a round sends goes to its master's batcher:
+// a few long-lived workers per master, each taking whatever is queued when
+// it is free and sending it as one pipeline. A lone command goes out at
+// once; under load, commands wait at most one round trip for a worker and
+// share its system calls, on the client and on the server
+// (docs/performance.md). The workers live as long as the Client: a round
+// starts no goroutine per master, and a command's answer is handed to its
+// round by a callback.
 const (
 	batchWorkers = 4   // pipelines in flight per master
 	maxBatch     = 128 // commands per pipeline
-	batchQueue   = 1024
-	// directSends is how many calls may be on the wire to a master before
-	// new ones queue (2 measured no better for a lone caller and worse under
-	// load).
-	directSends = 1
 )
 
 // queued is one script call waiting for a pipeline.
 type queued struct {
-	ctx    context.Context
-	script *redis.Script
-	keys   []string
-	args   []any
-	cmd    *redis.Cmd    // the answer, set before done is closed
-	done   chan struct{} // closed when cmd is set
+	deadline time.Time // not sent after it: answered ErrMasterBusy
+	script   *redis.Script
+	keys     []string
+	args     []any
+	// done is called once, from a worker, with the answer (or the error that
+	// kept the call from being sent).
+	done func(*redis.Cmd)
 }
 
 type batcher struct {
-	c      *Client
-	m      *master
-	queue  chan *queued
-	active atomic.Int32 // calls or pipelines on the wire to this master
+	c     *Client
+	m     *master
+	queue chan *queued
 }
 
+// newBatcher makes m's batcher; its queue holds as many calls as may be in
+// flight to m (the master's slots), so a call that holds a slot always
+// finds room.
 func newBatcher(c *Client, m *master) *batcher {
-	return &batcher{c: c, m: m, queue: make(chan *queued, batchQueue)}
+	return &batcher{c: c, m: m, queue: make(chan *queued, cap(m.slots))}
 }
 
 // start launches the workers. They stop when the client closes, once their
@@ -59,34 +56,17 @@ func (b *batcher) start() {
 	}
 }
 
-// eval runs script on the master through the batcher, or directly when its
-// queue is full (the master is stalled: the caller's own timer decides).
-func (b *batcher) eval(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
-	if b.c.closed() { // no workers any more
-		cmd := redis.NewCmd(ctx)
-		cmd.SetErr(ErrClosed)
-		return cmd
+// submit queues q for the next free worker. It returns false, without
+// calling q.done, when the client is closed or the queue is full.
+func (b *batcher) submit(q *queued) bool {
+	if b.c.closed() {
+		return false
 	}
-	// Nothing on the wire: send it at once from this goroutine, as without
-	// batching. Calls that come while it is out queue up for the workers.
-	if b.active.Add(1) <= directSends {
-		defer b.active.Add(-1)
-		return script.Run(ctx, b.m.rdb, keys, args...)
-	}
-	b.active.Add(-1)
-	q := &queued{ctx: ctx, script: script, keys: keys, args: args, done: make(chan struct{})}
 	select {
 	case b.queue <- q:
+		return true
 	default:
-		return script.Run(ctx, b.m.rdb, keys, args...)
-	}
-	select {
-	case <-q.done:
-		return q.cmd
-	case <-ctx.Done():
-		cmd := redis.NewCmd(ctx)
-		cmd.SetErr(ctx.Err()) // it may still be sent: a transport-like, unknown fate
-		return cmd
+		return false
 	}
 }
 
@@ -109,74 +89,79 @@ func (b *batcher) work() {
 				}
 			}
 			b.exec(batch)
+			clear(batch) // let the answered calls go
 		}
 	}
 }
 
 // exec sends batch as one pipeline of EVALSHA, and the scripts a master does
 // not have (after a restart) as a second pipeline of EVAL. Calls whose
-// context already ended are not sent.
+// deadline passed while they were queued are not sent.
 func (b *batcher) exec(batch []*queued) {
-	var live []*queued
+	now := time.Now()
+	live := batch[:0:0]
+	cmds := make([]*redis.Cmd, 0, len(batch))
 	var deadline time.Time
 	for _, q := range batch {
-		if err := q.ctx.Err(); err != nil {
-			q.cmd = redis.NewCmd(q.ctx)
-			q.cmd.SetErr(err)
-			close(q.done)
+		if !now.Before(q.deadline) {
+			cmd := redis.NewCmd(context.Background())
+			cmd.SetErr(ErrMasterBusy) // it waited its whole timeout for a worker: never sent
+			q.done(cmd)
 			continue
 		}
 		live = append(live, q)
-		if d, ok := q.ctx.Deadline(); ok && d.After(deadline) {
-			deadline = d
-		}
+		deadline = later(deadline, q.deadline)
 	}
 	if len(live) == 0 {
 		return
 	}
-	b.active.Add(1)
-	defer b.active.Add(-1)
-	ctx, cancel := context.Background(), context.CancelFunc(func() {})
-	if !deadline.IsZero() {
-		ctx, cancel = context.WithDeadline(ctx, deadline)
-	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	pipe := b.m.rdb.Pipeline()
 	for _, q := range live {
-		q.cmd = q.script.EvalSha(ctx, pipe, q.keys, q.args...)
+		cmds = append(cmds, q.script.EvalSha(ctx, pipe, q.keys, q.args...))
 	}
 	_, execErr := pipe.Exec(ctx)
-	stampUnanswered(live, execErr)
-	var missing []*queued
-	for _, q := range live {
-		if err := q.cmd.Err(); err != nil && isNoScript(err) {
-			missing = append(missing, q)
+	stampUnanswered(cmds, execErr)
+	var missing []int
+	for i, cmd := range cmds {
+		if err := cmd.Err(); err != nil && isNoScript(err) {
+			missing = append(missing, i)
 		}
 	}
 	if len(missing) > 0 {
 		pipe := b.m.rdb.Pipeline()
-		for _, q := range missing {
-			q.cmd = q.script.Eval(ctx, pipe, q.keys, q.args...)
+		resent := make([]*redis.Cmd, 0, len(missing))
+		for _, i := range missing {
+			cmds[i] = live[i].script.Eval(ctx, pipe, live[i].keys, live[i].args...)
+			resent = append(resent, cmds[i])
 		}
 		_, execErr := pipe.Exec(ctx)
-		stampUnanswered(missing, execErr)
+		stampUnanswered(resent, execErr)
 	}
-	for _, q := range live {
-		close(q.done)
+	for i, q := range live {
+		q.done(cmds[i])
 	}
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // stampUnanswered gives the pipeline's error to the commands that have
 // neither an answer nor an error: go-redis returns an error reply at login
 // (WRONGPASS, NOAUTH) from Exec without stamping it on the commands, which
 // would otherwise read as empty answers.
-func stampUnanswered(qs []*queued, execErr error) {
+func stampUnanswered(cmds []*redis.Cmd, execErr error) {
 	if execErr == nil {
 		return
 	}
-	for _, q := range qs {
-		if q.cmd.Err() == nil && q.cmd.Val() == nil {
-			q.cmd.SetErr(execErr)
+	for _, cmd := range cmds {
+		if cmd.Err() == nil && cmd.Val() == nil {
+			cmd.SetErr(execErr)
 		}
 	}
 }
@@ -186,9 +171,9 @@ func (b *batcher) drain() {
 	for {
 		select {
 		case q := <-b.queue:
-			q.cmd = redis.NewCmd(q.ctx)
-			q.cmd.SetErr(ErrClosed)
-			close(q.done)
+			cmd := redis.NewCmd(context.Background())
+			cmd.SetErr(ErrClosed)
+			q.done(cmd)
 		default:
 			return
 		}

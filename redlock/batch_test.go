@@ -11,9 +11,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// pipelineCounter is a go-redis hook that holds every direct (unpipelined)
-// call for hold, so that concurrent calls must queue, and records the
-// largest pipeline sent.
+// pipelineCounter is a go-redis hook that holds every pipeline of scripts
+// for hold, so that concurrent calls must queue behind the busy workers, and
+// records the largest pipeline sent.
 type pipelineCounter struct {
 	hold      time.Duration
 	largest   atomic.Int64
@@ -23,12 +23,7 @@ type pipelineCounter struct {
 func (p *pipelineCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (p *pipelineCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if cmd.Name() == "evalsha" {
-			time.Sleep(p.hold)
-		}
-		return next(ctx, cmd)
-	}
+	return next
 }
 
 func (p *pipelineCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
@@ -37,6 +32,9 @@ func (p *pipelineCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) re
 			if c.Name() == "eval" {
 				p.pipedEval.Add(1)
 			}
+		}
+		if len(cmds) > 0 && cmds[0].Name() == "evalsha" {
+			time.Sleep(p.hold)
 		}
 		for n := int64(len(cmds)); ; {
 			cur := p.largest.Load()

@@ -128,9 +128,7 @@ func (cl *cleaner) run() {
 			keys[i], values[i] = e.key, e.value
 		}
 		r := startRound(context.Background(), cl.c, []int{cl.m.index}, cl.c.masterTimeout(0),
-			func(ctx context.Context, m *master) ([]int64, error) {
-				return releaseBatch(ctx, m, keys, values, false)
-			})
+			func(m *master) request[[]int64] { return releaseRequest(m, keys, values, false) })
 		var answer []int64
 		r.await(func(_ int, rep reply[[]int64]) (outcome, error) {
 			answer = rep.val

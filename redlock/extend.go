@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Extend renews the lease for ttl on every master where it still holds the
@@ -55,11 +57,9 @@ func (l *Lease) extend(ctx context.Context, ttl time.Duration, auto bool) (err e
 		return &Error{Op: "extend", Key: l.key, Kind: ErrLockLost, Quorum: c.quorum, Cause: ended}
 	}
 	c.noteTTL(ttl)
-	ms := ttl.Milliseconds()
-	keys := []string{l.key}
-	r := startRound(ctx, c, c.allMasters(), c.masterTimeout(ttl), func(ctx context.Context, m *master) (int64, error) {
-		return m.batch.eval(ctx, extendScript, keys, l.value, ms).Int64()
-	})
+	rq := request[int64]{script: extendScript, keys: []string{l.key}, args: []any{l.value, ttl.Milliseconds()},
+		parse: func(cmd *redis.Cmd) (int64, error) { return cmd.Int64() }}
+	r := startRound(ctx, c, c.allMasters(), c.masterTimeout(ttl), func(*master) request[int64] { return rq })
 	d, cause := r.collect(ctx, c.everyoneVotes(), c.quorum, func(i int, rep reply[int64]) (outcome, error) {
 		switch rep.val {
 		case 1:

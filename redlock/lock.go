@@ -15,7 +15,10 @@ import (
 // served; the head of the line attempts, backs off with jittered exponential
 // backoff (WithRetry) and wakes early when a holder releases (the release
 // publishes; the Client shares one subscription per master among its
-// waiters).
+// waiters). Woken, it attempts at once when the masters that refused it saw
+// no other client subscribed to the key, and otherwise after a random delay
+// of up to two attempt durations, so that the heads of several processes do
+// not split the vote.
 //
 // Errors: as TryLock; when ctx ends, the *Error matches ctx's error and the
 // last attempt's failure; ErrClosed when the Client is closed while the call
@@ -76,9 +79,14 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration, opts .
 			return nil, ErrClosed
 		case <-woken:
 			t.Stop()
-			// Every waiter of every process wakes on the same release. Attempts
-			// that start together split the vote and all fail; a random delay
-			// of up to two attempt durations spreads them apart.
+			// Every waiting client wakes on the same release. Attempts that
+			// start together split the vote and all fail; a random delay of
+			// up to two attempt durations spreads them apart. When the masters
+			// that refused saw at most one client subscribed to the key's
+			// channel (this one), there is no herd: attempt at once.
+			if info.waiting <= 1 {
+				continue
+			}
 			if !c.sleep(ctx, time.Duration(rand.Int64N(int64(2*took)+1))) {
 				if c.closed() {
 					return nil, ErrClosed

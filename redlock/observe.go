@@ -12,6 +12,9 @@ import (
 type attemptInfo struct {
 	granted int
 	masters []MasterResult
+	// waiting is the most clients any refusing master saw subscribed to the
+	// key's release channel (Lock's herd estimate; 0 when none refused).
+	waiting int64
 }
 
 // masterResults is each master's part of an operation from its errors

@@ -113,27 +113,39 @@ func (c *Client) releaseAll(ctx context.Context, key, value string, ttl time.Dur
 }
 
 // sendRelease is the owner-checked delete of one key on one master (see
-// releaseBatch). With publish it wakes the key's waiters: only the release of
-// a held lease does. Cleanup after a failed attempt does not, or two
+// releaseRequest). With publish it wakes the key's waiters: only the release
+// of a held lease does. Cleanup after a failed attempt does not, or two
 // contenders that split the vote would wake each other in lockstep and split
 // it again forever.
-func sendRelease(key, value string, publish bool) func(context.Context, *master) (int64, error) {
-	return func(ctx context.Context, m *master) (int64, error) {
-		res, err := releaseBatch(ctx, m, []string{key}, []string{value}, publish)
-		if err != nil {
-			return 0, err
+func sendRelease(key, value string, publish bool) func(*master) request[int64] {
+	keys, values := []string{key}, []string{value}
+	return func(m *master) request[int64] {
+		rq := releaseRequest(m, keys, values, publish)
+		one := func(res []int64, err error) (int64, error) {
+			if err != nil {
+				return 0, err
+			}
+			return res[0], nil
 		}
-		return res[0], nil
+		if rq.run != nil {
+			run := rq.run
+			return request[int64]{run: func(ctx context.Context, m *master) (int64, error) { return one(run(ctx, m)) }}
+		}
+		parse := rq.parse
+		return request[int64]{script: rq.script, keys: rq.keys, args: rq.args,
+			parse: func(cmd *redis.Cmd) (int64, error) { return one(parse(cmd)) }}
 	}
 }
 
-// releaseBatch deletes each key on m that still holds its value: with
+// releaseRequest deletes each key on m that still holds its value: with
 // DELEX key IFEQ value where the master has it (Redis ≥ 8.4), otherwise with
 // release.lua. Per key it answers 1 (deleted), 0 (not there) or -1 (another
 // owner's). With publish, the key's waiters are woken.
-func releaseBatch(ctx context.Context, m *master, keys, values []string, publish bool) ([]int64, error) {
+func releaseRequest(m *master, keys, values []string, publish bool) request[[]int64] {
 	if m.hasDELEX() {
-		return releaseDELEX(ctx, m, keys, values, publish)
+		return request[[]int64]{run: func(ctx context.Context, m *master) ([]int64, error) {
+			return releaseDELEX(ctx, m, keys, values, publish)
+		}}
 	}
 	args := make([]any, 0, len(values)+1)
 	for _, v := range values {
@@ -144,14 +156,17 @@ func releaseBatch(ctx context.Context, m *master, keys, values []string, publish
 	} else {
 		args = append(args, "")
 	}
-	res, err := m.batch.eval(ctx, releaseScript, keys, args...).Int64Slice()
-	if err == nil && len(res) != len(keys) {
-		err = fmt.Errorf("release script answered %d results for %d keys", len(res), len(keys))
-	}
-	return res, err
+	return request[[]int64]{script: releaseScript, keys: keys, args: args,
+		parse: func(cmd *redis.Cmd) ([]int64, error) {
+			res, err := cmd.Int64Slice()
+			if err == nil && len(res) != len(keys) {
+				err = fmt.Errorf("release script answered %d results for %d keys", len(res), len(keys))
+			}
+			return res, err
+		}}
 }
 
-// releaseDELEX is releaseBatch with the native command, pipelined with an
+// releaseDELEX is releaseRequest with the native command, pipelined with an
 // EXISTS per key that tells "not there" from "another owner's": one round
 // trip, like the script. The PUBLISH cannot depend on the delete inside a
 // pipeline; waking waiters for a key that was not ours costs them one attempt.

@@ -86,7 +86,16 @@ func (h *lateReplies) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 }
 
 func (h *lateReplies) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		for _, cmd := range cmds {
+			if a := cmd.Args(); len(a) > 1 && a[1] == h.sha {
+				time.Sleep(h.delay)
+				break
+			}
+		}
+		return err
+	}
 }
 
 // Defect 4 of issue 7: under a stalled master, a caller retrying TryLock on a

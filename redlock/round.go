@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/quorumlock/quorumlock/internal/probe"
 )
 
@@ -52,12 +54,24 @@ type round[T any] struct {
 	expired bool // the per-master timeout passed before the decision
 }
 
-// startRound runs do on each master in idx; the other masters count as
-// unsent. Each command's context is detached from ctx's cancellation (an
-// answer that comes after the caller stopped waiting still tells cleanup
-// what happened) and bounded by timeout.
+// request is what a round sends to one master: a script, whose answer
+// parse reads, sent through the master's batcher; or, for what one script
+// cannot express (DELEX and its EXISTS), run, called in a goroutine of its
+// own with a context bounded by the per-master timeout.
+type request[T any] struct {
+	script *redis.Script
+	keys   []string
+	args   []any
+	parse  func(*redis.Cmd) (T, error)
+	run    func(ctx context.Context, m *master) (T, error)
+}
+
+// startRound sends req's command to each master in idx; the other masters
+// count as unsent. A command is bounded by timeout and detached from ctx's
+// cancellation: an answer that comes after the caller stopped waiting still
+// tells cleanup what happened.
 func startRound[T any](ctx context.Context, c *Client, idx []int, timeout time.Duration,
-	do func(ctx context.Context, m *master) (T, error)) *round[T] {
+	req func(m *master) request[T]) *round[T] {
 	n := len(c.masters)
 	r := &round[T]{
 		c:       c,
@@ -71,7 +85,7 @@ func startRound[T any](ctx context.Context, c *Client, idx []int, timeout time.D
 	for i := range r.out {
 		r.out[i] = unsent
 	}
-	detached := context.WithoutCancel(ctx)
+	deadline := time.Now().Add(timeout)
 	for _, i := range idx {
 		m := c.masters[i]
 		cl := &call[T]{done: make(chan struct{})}
@@ -89,19 +103,39 @@ func startRound[T any](ctx context.Context, c *Client, idx []int, timeout time.D
 			finish(reply[T]{err: ErrMasterBusy})
 			continue
 		}
-		started := c.spawn(func() {
-			defer m.releaseSlot()
-			cctx, cancel := context.WithTimeout(detached, timeout)
-			v, err := do(cctx, m)
-			cancel()
+		answered := func(v T, err error) {
+			m.releaseSlot()
 			if err == nil || isAnswer(err) {
 				m.suspect.Store(false) // it answers again
 			}
 			finish(reply[T]{val: v, err: err})
-		})
-		if !started {
-			m.releaseSlot()
-			finish(reply[T]{err: ErrClosed})
+		}
+		rq := req(m)
+		if rq.run != nil {
+			detached := context.WithoutCancel(ctx)
+			if !c.spawn(func() {
+				cctx, cancel := context.WithDeadline(detached, deadline)
+				v, err := rq.run(cctx, m)
+				cancel()
+				answered(v, err)
+			}) {
+				answered(*new(T), ErrClosed)
+			}
+			continue
+		}
+		q := &queued{deadline: deadline, script: rq.script, keys: rq.keys, args: rq.args, done: func(cmd *redis.Cmd) {
+			if err := cmd.Err(); err != nil {
+				answered(*new(T), err)
+				return
+			}
+			answered(rq.parse(cmd))
+		}}
+		if !m.batch.submit(q) {
+			err := ErrMasterBusy
+			if c.closed() {
+				err = ErrClosed
+			}
+			answered(*new(T), err)
 		}
 	}
 	return r

@@ -3,11 +3,13 @@
 -- ARGV[1] the lease's random value, ARGV[2] the TTL in milliseconds,
 -- ARGV[3] a proposed token (decimal, below 2^53), or '0' for none,
 -- ARGV[4] the value of a lease of this client that was just released, or ''
--- (its delete may still be on its way here: the key counts as free)
+-- (its delete may still be on its way here: the key counts as free),
+-- ARGV[5] the key's release channel
 -- When the SET is granted and the counter is below the proposal, the counter
 -- is raised to it in the same step (the one-round fast path, docs/fencing.md).
 -- Returns {granted (1 or 0), the counter before any raise as a decimal string,
--- the epoch marker or '', raised (1 or 0)}.
+-- the epoch marker or '', raised (1 or 0), and when refused the number of
+-- subscribers to the key's release channel (one per waiting client), else 0}.
 local granted = 0
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   granted = 1
@@ -27,4 +29,8 @@ if granted == 1 and proposal > 0 and tonumber(counter) < proposal then
   redis.call('SET', KEYS[2], ARGV[3])
   raised = 1
 end
-return {granted, counter, redis.call('GET', KEYS[3]) or '', raised}
+local waiting = 0
+if granted == 0 then
+  waiting = redis.call('PUBSUB', 'NUMSUB', ARGV[5])[2]
+end
+return {granted, counter, redis.call('GET', KEYS[3]) or '', raised, waiting}
