@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -176,16 +177,24 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, lc 
 		return yes, nil
 	})
 	c.tokens.note(key, highest)
-	errs := append(el.errs, r.errs...)
-	if cause == nil {
-		errs = append(errs, r.silence()...)
+	// The per-master errors are put together only when somebody reads them
+	// (a failure, an Observer): a granted lock does not pay for them.
+	round1Decided := cause == nil
+	var wbErrs []error
+	masterErrs := func(extra ...error) []error {
+		var silence []error
+		if round1Decided {
+			silence = r.silence()
+		}
+		return slices.Concat(el.errs, r.errs, silence, wbErrs, extra)
 	}
 	failed := func(kind error, extra ...error) (*Lease, error) {
+		errs := masterErrs(extra...)
 		if c.observing() {
-			info.granted, info.masters = r.count(yes), r.results(append(errs, extra...))
+			info.granted, info.masters = r.count(yes), r.results(errs)
 		}
 		c.cleanupAttempt(key, value, ttl, start, r.calls)
-		return fail(kind, &Error{Granted: r.count(yes), Answered: r.answered(), MayVote: el.mayVote, Cause: cause, Masters: append(errs, extra...)})
+		return fail(kind, &Error{Granted: r.count(yes), Answered: r.answered(), MayVote: el.mayVote, Cause: cause, Masters: errs})
 	}
 	if d != held {
 		return failed(failureKind(r.out))
@@ -203,10 +212,8 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, lc 
 				next = max(next, proposal) // some counters are at the proposal now
 			}
 		}
-		var wbErrs []error
 		var kind error
 		token, kind, wbErrs, cause = c.writeBack(ctx, key, value, r.masters(yes), votes, next+1, timeout)
-		errs = append(errs, wbErrs...)
 		if token == 0 {
 			return failed(kind)
 		}
@@ -218,7 +225,7 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, lc 
 		return failed(ErrNotAcquired, fmt.Errorf("no validity left: the attempt took %v of a %v TTL", now.Sub(start), ttl))
 	}
 	if c.observing() {
-		info.granted, info.masters = r.count(yes), r.results(errs)
+		info.granted, info.masters = r.count(yes), r.results(masterErrs())
 	}
 	c.cfg.logger.Debug("redlock: acquired", "key", key, "token", uint64(token), "validity", validUntil.Sub(c.cfg.clock.Now()))
 	return c.newLease(key, value, ttl, token, validUntil, r.calls, lc), nil

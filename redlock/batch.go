@@ -18,7 +18,7 @@ import (
 // starts no goroutine per master, and a command's answer is handed to its
 // round by a callback.
 const (
-	batchWorkers = 4   // pipelines in flight per master
+	batchWorkers = 2   // pipelines in flight per master
 	maxBatch     = 128 // commands per pipeline
 )
 
@@ -28,10 +28,13 @@ type queued struct {
 	script   *redis.Script
 	keys     []string
 	args     []any
-	// done is called once, from a worker, with the answer (or the error that
-	// kept the call from being sent).
-	done func(*redis.Cmd)
+	// to is given, once, from a worker, the answer (or the error that kept
+	// the call from being sent).
+	to answerer
 }
+
+// answerer takes a queued call's answer.
+type answerer interface{ answer(*redis.Cmd) }
 
 type batcher struct {
 	c     *Client
@@ -57,7 +60,7 @@ func (b *batcher) start() {
 }
 
 // submit queues q for the next free worker. It returns false, without
-// calling q.done, when the client is closed or the queue is full.
+// answering q, when the client is closed or the queue is full.
 func (b *batcher) submit(q *queued) bool {
 	if b.c.closed() {
 		return false
@@ -106,7 +109,7 @@ func (b *batcher) exec(batch []*queued) {
 		if !now.Before(q.deadline) {
 			cmd := redis.NewCmd(context.Background())
 			cmd.SetErr(ErrMasterBusy) // it waited its whole timeout for a worker: never sent
-			q.done(cmd)
+			q.to.answer(cmd)
 			continue
 		}
 		live = append(live, q)
@@ -115,8 +118,12 @@ func (b *batcher) exec(batch []*queued) {
 	if len(live) == 0 {
 		return
 	}
-	ctx, cancel := context.WithDeadline(context.Background(), deadline)
-	defer cancel()
+	ctx := context.Background()
+	if b.m.deadlines {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
 	pipe := b.m.rdb.Pipeline()
 	for _, q := range live {
 		cmds = append(cmds, q.script.EvalSha(ctx, pipe, q.keys, q.args...))
@@ -140,7 +147,7 @@ func (b *batcher) exec(batch []*queued) {
 		stampUnanswered(resent, execErr)
 	}
 	for i, q := range live {
-		q.done(cmds[i])
+		q.to.answer(cmds[i])
 	}
 }
 
@@ -173,7 +180,7 @@ func (b *batcher) drain() {
 		case q := <-b.queue:
 			cmd := redis.NewCmd(context.Background())
 			cmd.SetErr(ErrClosed)
-			q.done(cmd)
+			q.to.answer(cmd)
 		default:
 			return
 		}

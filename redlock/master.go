@@ -15,6 +15,10 @@ type master struct {
 	addr  string
 	rdb   redis.UniversalClient
 	batch *batcher // pipelines concurrent script calls (batch.go)
+	// deadlines says whether rdb bounds its I/O by the context's deadline
+	// (ContextTimeoutEnabled); without it go-redis ignores the deadline, and
+	// pipelines are sent without building one.
+	deadlines bool
 
 	// slots bounds the commands in flight to this master: a stalled master
 	// (SIGSTOP, a blackhole) cannot collect an unbounded number of goroutines.
@@ -67,7 +71,21 @@ func (m *master) setDELEX(has bool) {
 }
 
 func newMaster(i int, rdb redis.UniversalClient, maxInFlight int) *master {
-	return &master{index: i, addr: addrOf(rdb, i), rdb: rdb, slots: make(chan struct{}, maxInFlight)}
+	return &master{index: i, addr: addrOf(rdb, i), rdb: rdb, deadlines: usesDeadlines(rdb), slots: make(chan struct{}, maxInFlight)}
+}
+
+// usesDeadlines reports whether rdb was built with ContextTimeoutEnabled
+// (true when the kind of client is unknown).
+func usesDeadlines(rdb redis.UniversalClient) bool {
+	switch c := rdb.(type) {
+	case *redis.Client:
+		return c.Options().ContextTimeoutEnabled
+	case *redis.ClusterClient:
+		return c.Options().ContextTimeoutEnabled
+	case *redis.Ring:
+		return c.Options().ContextTimeoutEnabled
+	}
+	return true
 }
 
 // addrOf names a master for errors and logs.

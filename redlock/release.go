@@ -55,6 +55,13 @@ func (l *Lease) Release(ctx context.Context) (err error) {
 	}
 	lostErr := l.held(l.c.cfg.clock.Now())
 	r, d, cause := l.c.releaseAll(ctx, l.key, l.value, l.TTL(), l.acq)
+	if lostErr == nil && d == held {
+		if l.c.observing() {
+			granted, masters = r.count(yes), r.results(append(r.errs, r.silence()...))
+		}
+		l.end(ErrReleased)
+		return nil
+	}
 	e := &Error{Op: "release", Key: l.key, Granted: r.count(yes), Quorum: l.c.quorum, Answered: r.answered(),
 		MayVote: len(l.c.masters), Cause: cause, Masters: append(r.errs, r.silence()...)}
 	if l.c.observing() {
@@ -63,9 +70,6 @@ func (l *Lease) Release(ctx context.Context) (err error) {
 	switch {
 	case lostErr != nil:
 		e.Kind, e.Cause = ErrLockLost, lostErr
-	case d == held:
-		l.end(ErrReleased)
-		return nil
 	case r.count(no) > len(l.c.masters)-l.c.quorum:
 		e.Kind = ErrLockLost
 		l.end(fmt.Errorf("%w: found lost on release", ErrLockLost))
@@ -119,21 +123,27 @@ func (c *Client) releaseAll(ctx context.Context, key, value string, ttl time.Dur
 // it again forever.
 func sendRelease(key, value string, publish bool) func(*master) request[int64] {
 	keys, values := []string{key}, []string{value}
-	return func(m *master) request[int64] {
-		rq := releaseRequest(m, keys, values, publish)
-		one := func(res []int64, err error) (int64, error) {
+	script := releaseScriptRequest(keys, values, publish)
+	parse := script.parse
+	one := request[int64]{script: script.script, keys: script.keys, args: script.args,
+		parse: func(cmd *redis.Cmd) (int64, error) {
+			res, err := parse(cmd)
 			if err != nil {
 				return 0, err
 			}
 			return res[0], nil
+		}}
+	return func(m *master) request[int64] {
+		if !m.hasDELEX() {
+			return one
 		}
-		if rq.run != nil {
-			run := rq.run
-			return request[int64]{run: func(ctx context.Context, m *master) (int64, error) { return one(run(ctx, m)) }}
-		}
-		parse := rq.parse
-		return request[int64]{script: rq.script, keys: rq.keys, args: rq.args,
-			parse: func(cmd *redis.Cmd) (int64, error) { return one(parse(cmd)) }}
+		return request[int64]{run: func(ctx context.Context, m *master) (int64, error) {
+			res, err := releaseDELEX(ctx, m, keys, values, publish)
+			if err != nil {
+				return 0, err
+			}
+			return res[0], nil
+		}}
 	}
 }
 
@@ -147,6 +157,11 @@ func releaseRequest(m *master, keys, values []string, publish bool) request[[]in
 			return releaseDELEX(ctx, m, keys, values, publish)
 		}}
 	}
+	return releaseScriptRequest(keys, values, publish)
+}
+
+// releaseScriptRequest is releaseRequest with release.lua.
+func releaseScriptRequest(keys, values []string, publish bool) request[[]int64] {
 	args := make([]any, 0, len(values)+1)
 	for _, v := range values {
 		args = append(args, v)

@@ -24,6 +24,43 @@ type call[T any] struct {
 	done    chan struct{}
 	rep     reply[T]      // set before done is closed
 	latency time.Duration // from the round's start to the answer, set before done is closed
+
+	// While the command is out: the round to report to (dropped once
+	// answered, so a kept call does not keep its round), the master's
+	// index, and how to read a script's answer.
+	r     *round[T]
+	i     int
+	parse func(*redis.Cmd) (T, error)
+}
+
+// answer takes a script's answer from the batcher (the queued's to).
+func (cl *call[T]) answer(cmd *redis.Cmd) {
+	if err := cmd.Err(); err != nil {
+		var zero T
+		cl.settle(zero, err)
+		return
+	}
+	cl.settle(cl.parse(cmd))
+}
+
+// settle frees the master's slot, clears suspect when the master answered,
+// and reports.
+func (cl *call[T]) settle(v T, err error) {
+	m := cl.r.c.masters[cl.i]
+	m.releaseSlot()
+	if err == nil || isAnswer(err) {
+		m.suspect.Store(false) // it answers again
+	}
+	cl.finish(reply[T]{val: v, err: err})
+}
+
+// finish records the answer and tells the round.
+func (cl *call[T]) finish(rep reply[T]) {
+	r := cl.r
+	cl.r, cl.parse = nil, nil
+	cl.rep, cl.latency = rep, r.c.cfg.clock.Now().Sub(r.start)
+	close(cl.done)
+	r.replies <- cl.i
 }
 
 // result returns the answer, and false while there is none.
@@ -88,27 +125,15 @@ func startRound[T any](ctx context.Context, c *Client, idx []int, timeout time.D
 	deadline := time.Now().Add(timeout)
 	for _, i := range idx {
 		m := c.masters[i]
-		cl := &call[T]{done: make(chan struct{})}
+		cl := &call[T]{done: make(chan struct{}), r: r, i: i}
 		r.calls[i] = cl
 		r.out[i] = waiting
 		if m.suspect.Load() {
 			r.out[i], r.suspect[i] = silent, true
 		}
-		finish := func(rep reply[T]) {
-			cl.rep, cl.latency = rep, c.cfg.clock.Now().Sub(r.start)
-			close(cl.done)
-			r.replies <- i
-		}
 		if !m.tryAcquireSlot() {
-			finish(reply[T]{err: ErrMasterBusy})
+			cl.finish(reply[T]{err: ErrMasterBusy})
 			continue
-		}
-		answered := func(v T, err error) {
-			m.releaseSlot()
-			if err == nil || isAnswer(err) {
-				m.suspect.Store(false) // it answers again
-			}
-			finish(reply[T]{val: v, err: err})
 		}
 		rq := req(m)
 		if rq.run != nil {
@@ -117,25 +142,21 @@ func startRound[T any](ctx context.Context, c *Client, idx []int, timeout time.D
 				cctx, cancel := context.WithDeadline(detached, deadline)
 				v, err := rq.run(cctx, m)
 				cancel()
-				answered(v, err)
+				cl.settle(v, err)
 			}) {
-				answered(*new(T), ErrClosed)
+				var zero T
+				cl.settle(zero, ErrClosed)
 			}
 			continue
 		}
-		q := &queued{deadline: deadline, script: rq.script, keys: rq.keys, args: rq.args, done: func(cmd *redis.Cmd) {
-			if err := cmd.Err(); err != nil {
-				answered(*new(T), err)
-				return
-			}
-			answered(rq.parse(cmd))
-		}}
-		if !m.batch.submit(q) {
+		cl.parse = rq.parse
+		if !m.batch.submit(&queued{deadline: deadline, script: rq.script, keys: rq.keys, args: rq.args, to: cl}) {
 			err := ErrMasterBusy
 			if c.closed() {
 				err = ErrClosed
 			}
-			answered(*new(T), err)
+			var zero T
+			cl.settle(zero, err)
 		}
 	}
 	return r
