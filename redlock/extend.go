@@ -78,8 +78,8 @@ func (l *Lease) extend(ctx context.Context, ttl time.Duration, auto bool) (err e
 		granted, masters = e.Granted, r.results(e.Masters)
 	}
 	newDeadline := c.deadline(start, ttl)
-	if d == held && c.cfg.clock.Now().Before(newDeadline) {
-		if ended := l.setDeadline(newDeadline, ttl); ended != nil {
+	if now := c.cfg.clock.Now(); d == held && now.Before(newDeadline) {
+		if ended := l.setDeadline(newDeadline, ttl, now); ended != nil {
 			// The old validity ran out while the round was under way: the lease
 			// ended, whatever the masters said. Take the renewed keys back.
 			e.Kind, e.Cause = ErrLockLost, ended

@@ -32,10 +32,16 @@ type Lease struct {
 	validUntil time.Time
 	ended      error         // nil while held; else why it ended
 	changed    chan struct{} // signals the watcher that validUntil moved
+
+	watchOnce sync.Once     // starts the watcher (see startWatch)
+	interval  time.Duration // auto-extension's, 0 without
 }
 
-// newLease hands out a lease and starts its watcher, which ends with the
-// lease, or at Close (which ends the lease).
+// newLease hands out a lease. Its watcher, which ends it when its validity
+// runs out or at Close and renews it with auto-extension, starts at once
+// when the lease auto-extends or an Observer waits for its loss, and
+// otherwise when somebody first asks for Done or Context: a lease that is
+// only released costs no goroutine. Err checks the validity itself.
 func (c *Client) newLease(key, value string, ttl time.Duration, token fencing.Token, validUntil time.Time, acq []*call[grant], lc lockConfig) *Lease {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	l := &Lease{
@@ -51,10 +57,21 @@ func (c *Client) newLease(key, value string, ttl time.Duration, token fencing.To
 			interval = ttl / 3
 		}
 	}
-	if !c.spawn(func() { l.watch(interval) }) {
-		l.end(errClosedLease)
+	l.interval = interval
+	if interval > 0 || c.observing() {
+		l.startWatch()
 	}
 	return l
+}
+
+// startWatch starts the lease's watcher once; with the Client closed, the
+// lease ends instead.
+func (l *Lease) startWatch() {
+	l.watchOnce.Do(func() {
+		if !l.c.spawn(func() { l.watch(l.interval) }) {
+			l.end(errClosedLease)
+		}
+	})
 }
 
 // errClosedLease ends the leases of a closed Client.
@@ -114,6 +131,9 @@ func (l *Lease) Done() <-chan struct{} {
 	if l == nil {
 		return closedChan
 	}
+	if l.parts == nil {
+		l.startWatch()
+	}
 	return l.ctx.Done()
 }
 
@@ -129,6 +149,9 @@ func (l *Lease) Context() context.Context {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		cancel(invalid("nil lease"))
 		return ctx
+	}
+	if l.parts == nil {
+		l.startWatch()
 	}
 	return l.ctx
 }
@@ -146,8 +169,12 @@ func (l *Lease) Err() error {
 }
 
 // setDeadline moves ValidUntil after a successful renewal, unless the lease
-// ended meanwhile (it then returns why).
-func (l *Lease) setDeadline(validUntil time.Time, ttl time.Duration) error {
+// ended meanwhile or its old validity ran out before now, when the renewal
+// came back (it then returns why: the lease was not held in between).
+func (l *Lease) setDeadline(validUntil time.Time, ttl time.Duration, now time.Time) error {
+	if ended := l.held(now); ended != nil {
+		return ended
+	}
 	l.mu.Lock()
 	ended := l.ended
 	if ended == nil {
@@ -208,6 +235,10 @@ func (l *Lease) held(now time.Time) error {
 	l.mu.Unlock()
 	if ended != nil {
 		return ended
+	}
+	if l.c.closed() {
+		l.end(errClosedLease) // as the watcher would have, had it been started
+		return errClosedLease
 	}
 	if !now.Before(until) {
 		err := fmt.Errorf("%w: validity ended at %v", ErrLockLost, until.Format(time.RFC3339Nano))

@@ -94,6 +94,7 @@ func (c *Client) combine(parts []*Lease) *Lease {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	l := &Lease{c: c, key: parts[0].key, token: parts[0].token, parts: parts, ctx: ctx, cancel: cancel}
 	for _, p := range parts {
+		p.startWatch()
 		context.AfterFunc(p.ctx, func() { l.end(context.Cause(p.ctx)) })
 	}
 	return l
