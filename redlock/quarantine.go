@@ -240,10 +240,11 @@ func (c *Client) startProbes() {
 }
 
 // awaitProbes waits, until ctx ends or the client closes, while probesNeeded
-// says the vote needs a probe in flight.
+// says the vote needs a probe in flight. In steady use it returns at the
+// first look, without touching the Client-wide probeEnds.
 func (c *Client) awaitProbes(ctx context.Context) {
-	for {
-		ended := c.probeEnds.next() // before looking, so that no probe's end is missed
+	for c.probesNeeded(c.cfg.clock.Now()) {
+		ended := c.probeEnds.next() // then look again, so that no probe's end is missed
 		if !c.probesNeeded(c.cfg.clock.Now()) {
 			return
 		}
