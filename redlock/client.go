@@ -25,6 +25,7 @@ type Client struct {
 	quorum  int
 
 	longestTTL atomic.Int64 // nanoseconds; the longest TTL used so far
+	probeEnds  probeEnds    // signals the end of every probe (quarantine.go)
 
 	cleaners []*cleaner // one per master
 	tokens   *tokenCache

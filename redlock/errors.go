@@ -80,7 +80,7 @@ var (
 
 	// ErrQuarantined matches every reason a reachable master does not vote
 	// yet: ErrYoung, ErrRestarted, ErrDataLost, ErrPromoted,
-	// ErrRaisingCounters, ErrNotProbed and ErrReplica.
+	// ErrRaisingCounters, ErrNotProbed, ErrStaleProbe and ErrReplica.
 	ErrQuarantined = probe.ErrQuarantined
 
 	// ErrYoung: the master runs without appendfsync always and started less
@@ -104,6 +104,11 @@ var (
 	ErrRaisingCounters = probe.ErrRaisingCounters
 	// ErrNotProbed: no probe of the master has answered yet.
 	ErrNotProbed = probe.ErrNotProbed
+	// ErrStaleProbe: the master's last answered probe was sent more than a
+	// second ago and the next one has not answered yet (the master may be
+	// stalled): it is still asked, but counts only in a round in which every
+	// master grants.
+	ErrStaleProbe = probe.ErrStaleProbe
 	// ErrReplica: the master answers as a replica (role:slave).
 	ErrReplica = probe.ErrReplica
 )

@@ -14,9 +14,12 @@ import (
 	"github.com/quorumlock/quorumlock/internal/probe"
 )
 
-// probeInterval is how often a master's run_id, uptime and markers are looked
-// at again while the client is in use (a restart with appendfsync everysec
-// keeps the epoch marker, so only its run_id tells).
+// probeInterval is how old, counted from when it was sent, a master's last
+// answered probe may be for the master to count by itself: its run_id,
+// uptime and markers are looked at again while the client is in use (a
+// restart with appendfsync everysec keeps the epoch marker, so only its
+// run_id tells). Probes run in the background every probeInterval/2, so in
+// steady use no state gets that old and no attempt waits for a probe.
 const probeInterval = time.Second
 
 // probeKeys are the quorumlock keys every probe reads.
@@ -25,10 +28,13 @@ var probeKeys = probe.Keys{Epoch: EpochKey, Synced: SyncedKey}
 // health is what a Client knows of one master's restarts (guarded by the
 // master's mu). The rule itself is probe.State's.
 type health struct {
-	state     probe.State
-	probing   bool
-	lastProbe time.Time
-	syncing   bool
+	state   probe.State
+	probing bool      // a probe is in flight
+	sentAt  time.Time // when the probe in flight, or else the last one, was sent; zero: probe at the next operation
+	// answeredSent is when the last probe that answered was sent (zero:
+	// none did): the conservative age of what state says.
+	answeredSent time.Time
+	syncing      bool
 	// reported is what the Observer was last told: 0 nothing yet, 1 the
 	// master votes, 2 it does not.
 	reported int
@@ -49,27 +55,59 @@ type MasterHealth struct {
 }
 
 // Health reports, per master, whether its vote counts now and why not, as
-// of the client's last probe (operations re-probe masters every second).
-// Reasons count down from the moment of the call. Without quarantine
-// (WithoutQuarantine) every master votes.
+// of the client's last answered probe. Operations re-probe masters in the
+// background every half second; a master whose last answered probe was sent
+// more than a second ago does not count by itself (ErrStaleProbe) until a
+// newer probe answers, so an idle client's masters show as stale until its
+// next operation. Health itself probes nothing. Reasons count down from the
+// moment of the call. Without quarantine (WithoutQuarantine) every master
+// votes.
 func (c *Client) Health() []MasterHealth {
 	now := c.cfg.clock.Now()
+	longest := c.longest()
 	out := make([]MasterHealth, len(c.masters))
 	for i, m := range c.masters {
 		m.mu.Lock()
 		st := m.health.state
+		v, stale := standing(&m.health, now, longest)
+		var staleErr error
+		if stale {
+			staleErr = staleError(&m.health, now)
+		}
 		m.mu.Unlock()
 		mh := MasterHealth{Master: i, Addr: m.addr, Probed: st.Probed, RunID: st.RunID}
 		if c.cfg.quarantine {
-			v := st.Verdict(now, c.longest())
-			if !v.Votes() {
+			switch {
+			case !v.Votes():
 				mh.Quarantined, mh.Until, mh.Reason = true, v.Until, v.String()
 				mh.Err = v.Err()
+			case stale:
+				mh.Quarantined, mh.Reason, mh.Err = true, staleErr.Error(), staleErr
 			}
 		}
 		out[i] = mh
 	}
 	return out
+}
+
+// standing is where master h stands at now: its verdict, and whether a
+// master whose verdict lets it vote may not count by itself because its
+// last answered probe was sent more than probeInterval ago (stale). The
+// caller holds the master's mu.
+func standing(h *health, now time.Time, longest time.Duration) (v probe.Verdict, stale bool) {
+	v = h.state.Verdict(now, longest)
+	return v, v.Votes() && now.Sub(h.answeredSent) > probeInterval
+}
+
+// staleError says why a stale master (see standing) does not count by
+// itself. The caller holds the master's mu.
+func staleError(h *health, now time.Time) error {
+	next := "no probe of it is in flight"
+	if h.probing {
+		next = fmt.Sprintf("the next, sent %s ago, has not answered yet", now.Sub(h.sentAt).Round(time.Millisecond))
+	}
+	return fmt.Errorf("%w: sent %s ago, more than %s, and %s; it counts only in a round every master grants",
+		ErrStaleProbe, now.Sub(h.answeredSent).Round(time.Millisecond), probeInterval, next)
 }
 
 // longest is the quarantine length: the longest TTL this client has used,
@@ -88,10 +126,13 @@ type electorate struct {
 	errs    []error // why the others do not count (quarantine reasons, unreachable)
 }
 
-// electorate probes masters as needed and says who takes part: every master
-// that answered its last probe is asked (a quarantined master's yes counts in
-// a round that every master granted, see decide); only masters out of
-// quarantine count by themselves.
+// electorate probes masters as needed (refresh) and says who takes part:
+// every master that answered its last probe is asked (a quarantined master's
+// yes counts in a round that every master granted, see decide); only masters
+// out of quarantine whose last answered probe was sent at most probeInterval
+// ago count by themselves. A master whose verdict lets it vote but whose
+// probe is older (stalled, or slow to answer) is asked like a quarantined
+// one, with an error matching ErrStaleProbe.
 func (c *Client) electorate(ctx context.Context) electorate {
 	e := electorate{votes: make([]bool, len(c.masters))}
 	if !c.cfg.quarantine {
@@ -106,57 +147,46 @@ func (c *Client) electorate(ctx context.Context) electorate {
 	longest := c.longest()
 	for i, m := range c.masters {
 		m.mu.Lock()
-		v := m.health.state.Verdict(now, longest)
+		v, stale := standing(&m.health, now, longest)
+		err := v.Err()
+		if stale {
+			err = staleError(&m.health, now)
+		}
 		m.mu.Unlock()
-		switch v.Kind {
-		case probe.Votes:
+		switch {
+		case err == nil:
 			e.send, e.votes[i] = append(e.send, i), true
 			e.mayVote++
 			continue
-		case probe.Unreachable, probe.NotProbed, probe.Replica:
+		case stale: // asked: its yes counts in a round every master grants
+			e.send = append(e.send, i)
+		case v.Kind == probe.Unreachable, v.Kind == probe.NotProbed, v.Kind == probe.Replica:
 		default:
 			e.send = append(e.send, i)
 		}
-		e.errs = append(e.errs, m.errorf(v.Err()))
+		e.errs = append(e.errs, m.errorf(err))
 	}
 	return e
 }
 
-// refresh re-probes, in parallel and before the vote, every master whose
-// last probe is older than probeInterval (each probe waits at most the
-// per-master timeout; masters whose last probe failed are probed in the
-// background and not waited for), bootstraps a fresh cluster, and starts
-// the counter sync of every master that needs one and is out of its time
-// quarantine, waiting for those at most the per-master timeout.
+// refresh starts, in the background, a probe of every master that has none
+// in flight and whose last probe was sent probeInterval/2 ago or more, failed,
+// or never happened (startProbes). It waits only for the probes the vote
+// needs (awaitProbes): a first contact's, and, while fewer than a quorum of
+// masters count by themselves, those whose answer would let their master
+// count; never for a stalled master's once a quorum is known good. Each
+// probe lasts at most the per-master timeout. It then bootstraps a fresh
+// cluster, and starts the counter sync of every master that needs one and
+// is out of its time quarantine, waiting for those at most the per-master
+// timeout.
 func (c *Client) refresh(ctx context.Context) {
-	now := c.cfg.clock.Now()
 	defer c.reportQuarantine()
-	var wg sync.WaitGroup
-	for i, m := range c.masters {
-		m.mu.Lock()
-		h := &m.health
-		stale := !h.probing && (!h.state.Probed || h.state.Err != nil || now.Sub(h.lastProbe) >= probeInterval)
-		failing := h.state.Err != nil
-		if stale {
-			h.probing = true
-		}
-		m.mu.Unlock()
-		switch {
-		case !stale:
-		case failing:
-			c.spawn(func() { c.probeMaster(c.bgCtx, i) })
-		default:
-			wg.Add(1)
-			if !c.spawn(func() { defer wg.Done(); c.probeMaster(ctx, i) }) {
-				wg.Done()
-			}
-		}
-	}
-	wg.Wait()
+	c.startProbes()
+	c.awaitProbes(ctx)
 	c.bootstrapIfFresh(ctx)
 
 	var syncs []chan struct{}
-	now = c.cfg.clock.Now()
+	now := c.cfg.clock.Now()
 	longest := c.longest()
 	for i, m := range c.masters {
 		m.mu.Lock()
@@ -187,12 +217,114 @@ func (c *Client) refresh(ctx context.Context) {
 	}
 }
 
+// startProbes starts, in the background and without waiting for them, a
+// probe of every master that has none in flight and is due: never probed,
+// its last probe failed, or sent probeInterval/2 ago or more. The send time
+// recorded is taken before the probe leaves, which errs on the safe side.
+func (c *Client) startProbes() {
+	now := c.cfg.clock.Now()
+	for i, m := range c.masters {
+		m.mu.Lock()
+		h := &m.health
+		due := !h.probing && (!h.state.Probed || h.state.Err != nil || now.Sub(h.sentAt) >= probeInterval/2)
+		if due {
+			h.probing, h.sentAt = true, now
+		}
+		m.mu.Unlock()
+		if due && !c.spawn(func() { c.probeMaster(i, now) }) {
+			m.mu.Lock()
+			h.probing = false
+			m.mu.Unlock()
+		}
+	}
+}
+
+// awaitProbes waits, until ctx ends or the client closes, while probesNeeded
+// says the vote needs a probe in flight. In steady use it returns at the
+// first look, without touching the Client-wide probeEnds.
+func (c *Client) awaitProbes(ctx context.Context) {
+	for c.probesNeeded(c.cfg.clock.Now()) {
+		ended := c.probeEnds.next() // then look again, so that no probe's end is missed
+		if !c.probesNeeded(c.cfg.clock.Now()) {
+			return
+		}
+		select {
+		case <-ended:
+		case <-ctx.Done():
+			return
+		case <-c.closing():
+			return
+		}
+	}
+}
+
+// probesNeeded reports whether the vote should wait for a probe in flight:
+// a master's first (a client counts a master only once it knows it: first
+// contact blocks), or, while fewer than a quorum of masters count by
+// themselves, one whose answer would let its master count (its verdict lets
+// it vote, it is stale, and the probe was sent at most probeInterval ago: an
+// older one, such as a stalled master's, would answer too old to count).
+// Masters whose last probe failed are probed in the background and never
+// waited for.
+func (c *Client) probesNeeded(now time.Time) bool {
+	longest := c.longest()
+	counting, helpful := 0, false
+	for _, m := range c.masters {
+		m.mu.Lock()
+		h := &m.health
+		v, stale := standing(h, now, longest)
+		inFlight := h.probing && h.state.Err == nil
+		first := inFlight && !h.state.Probed
+		switch {
+		case v.Votes() && !stale:
+			counting++
+		case stale && inFlight && now.Sub(h.sentAt) <= probeInterval:
+			helpful = true
+		}
+		m.mu.Unlock()
+		if first {
+			return true
+		}
+	}
+	return helpful && counting < c.quorum
+}
+
+// probeEnds lets attempts wait for the end of any probe.
+type probeEnds struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+// next returns a channel closed when the next probe ends.
+func (p *probeEnds) next() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ch == nil {
+		p.ch = make(chan struct{})
+	}
+	return p.ch
+}
+
+// signal wakes every waiter of next.
+func (p *probeEnds) signal() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ch != nil {
+		close(p.ch)
+		p.ch = nil
+	}
+}
+
 // probeMaster asks master i for its run_id, uptime, persistence, replication
-// role and markers, and folds the answer into its state (probe.State).
-func (c *Client) probeMaster(ctx context.Context, i int) {
+// role and markers, and folds the answer into its state (probe.State); sent
+// is when the probe was started (startProbes). It runs in the background,
+// under the Client's context (not an operation's: an attempt that stops
+// waiting must not cancel it), for at most the per-master timeout.
+func (c *Client) probeMaster(i int, sent time.Time) {
 	m := c.masters[i]
-	ctx, cancel := context.WithTimeout(ctx, c.masterTimeout(c.longest()))
+	ctx, cancel := context.WithTimeout(c.bgCtx, c.masterTimeout(c.longest()))
 	defer cancel()
+	defer c.probeEnds.signal() // after m.mu is released below
 	type result struct {
 		info probe.Info
 		err  error
@@ -214,13 +346,14 @@ func (c *Client) probeMaster(ctx context.Context, i int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	h := &m.health
-	h.probing, h.lastProbe = false, now
+	h.probing = false
 	if r.err != nil {
 		h.state = h.state.Failed(r.err)
 		c.cfg.logger.Debug("redlock: probe failed", "master", m.addr, "err", r.err)
 		return
 	}
 	before := h.state.Verdict(now, c.longest())
+	h.answeredSent = sent
 	h.state = h.state.Observe(r.info, now)
 	m.setDELEX(r.info.DELEX)
 	if after := h.state.Verdict(now, c.longest()); !after.Votes() && after.Kind != before.Kind {
@@ -323,7 +456,7 @@ func (c *Client) acceptEpoch(i int, epoch string) bool {
 	}
 	now := c.cfg.clock.Now()
 	h.state = h.state.EpochChanged(now)
-	h.lastProbe = time.Time{} // probe again before the next vote
+	h.sentAt = time.Time{} // probe again at the next operation
 	v := h.state.Verdict(now, c.longest())
 	news := h.reported != 2
 	h.reported = 2

@@ -15,6 +15,7 @@ var (
 	ErrPromoted        error = quarantine("promoted replica")
 	ErrRaisingCounters error = quarantine("raising counters")
 	ErrNotProbed       error = quarantine("not probed yet")
+	ErrStaleProbe      error = quarantine("last answered probe too old")
 	ErrReplica         error = quarantine("a replica")
 )
 
