@@ -35,10 +35,11 @@ func (h *scriptCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redi
 	}
 }
 
-// A client that knows the key's last token proposes the next one in round
-// 1 and skips the write-back when a majority raised its counter to it; when
-// another client took the key in between, its proposal is too low and it
-// falls back to the write-back. Tokens grow across all of it.
+// A client proposes in round 1 the token after the highest it has seen for
+// the key (1 for a key it has not seen) and skips the write-back when a
+// majority raised its counter to it; when another client took the key in
+// between, its proposal is too low and it falls back to the write-back.
+// Tokens grow across all of it.
 func TestOneRoundFencingWhenTheProposalHolds(t *testing.T) {
 	r := newRig(t, 5)
 	wb := &scriptCounter{sha: writeBackScript.Hash(), src: writeBackSrc}
@@ -67,10 +68,13 @@ func TestOneRoundFencingWhenTheProposalHolds(t *testing.T) {
 			t.Fatalf("%s: %d write-back calls, want %d", what, got, wantWriteBacks)
 		}
 	}
-	step(a, 3, "first lock: nothing cached, two rounds")
+	step(a, 0, "first lock of a key nobody locked: the proposal 1 holds, one round")
+	if last != 1 {
+		t.Fatalf("first token of a fresh key: %d, want 1", last)
+	}
 	step(a, 0, "second lock by the same client: its proposal holds, one round")
 	step(a, 0, "third lock: one round")
-	step(b, 3, "another client: nothing cached")
+	step(b, 3, "another client: nothing cached, its proposal 1 is below the counters")
 	step(a, 3, "the first client again: its proposal is below the counters, write-back")
 	step(a, 0, "and then one round again")
 }

@@ -21,12 +21,17 @@ type tokenCache struct {
 
 func newTokenCache() *tokenCache { return &tokenCache{seen: make(map[string]fencing.Token)} }
 
-// proposal is the token to propose for key, 0 when none is known.
+// proposal is the token to propose for key: one above the highest seen,
+// and 1 for a key this Client has not seen (right for a key nobody has
+// locked yet, the common case of fresh per-entity keys; where the key's
+// counters are ahead, no master raises and the attempt falls back to the
+// write-back, learning them). 0 (no proposal) only when the counter is
+// exhausted.
 func (tc *tokenCache) proposal(key string) fencing.Token {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
-	t, ok := tc.seen[key]
-	if !ok || t >= fencing.MaxToken {
+	t := tc.seen[key]
+	if t >= fencing.MaxToken {
 		return 0
 	}
 	return t + 1

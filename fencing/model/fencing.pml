@@ -33,7 +33,8 @@
  *
  * The fast path (FASTPATH, on by default): round 1 carries a proposal
  * p = cache + 1, cache being the highest token the client has seen for K
- * (0: unknown, then no proposal); a granting master raises its counter to p
+ * (0: unknown, then p = 1, as the Go client proposes for a key it has not
+ * seen); a granting master raises its counter to p
  * if that increases it, in the same atomic step, and says so. If Q granting
  * masters that are not quarantined raised, or all M granted and raised, the
  * token is p and round 2 is skipped; otherwise the token is
@@ -107,9 +108,9 @@
                                    lets runs with 1 attempt per client use the fast path) */
 #endif
 #ifndef EVICT
-#define EVICT 1                 /* 1: an attempt may go without a proposal although
-                                   the client knows a token (its bounded cache
-                                   evicted K); 0: it always proposes cache + 1 */
+#define EVICT 1                 /* 1: an attempt may propose 1 although the client
+                                   knows a higher token (its bounded cache evicted
+                                   K); 0: it always proposes cache + 1 */
 #endif
 #define NL (CLIENTS * ATTEMPTS) /* lease ids are 1..NL; 0 means "no lease" */
 #define LOSTM 0                 /* the master that may lose data: the masters are
@@ -310,7 +311,7 @@ active [CLIENTS] proctype Client()
 			live = live | BIT(L);
 			todo = ALLM;
 #if FASTPATH && !defined(ANYP)
-			p = (cache > 0 -> cache + 1 : 0)
+			p = cache + 1
 #endif
 		}
 #if FASTPATH && defined(ANYP)
@@ -321,7 +322,8 @@ active [CLIENTS] proctype Client()
 		od;
 #elif FASTPATH && EVICT
 		if
-		:: p > 0 -> p = 0       /* the cache evicted K: no proposal */
+		:: p > 1 -> p = 1       /* the cache evicted K: it proposes 1, as for a key
+		                           it never saw */
 		:: true -> skip
 		fi;
 #endif

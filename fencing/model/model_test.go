@@ -78,7 +78,7 @@ const (
 //	fast path, 2 x 1, any proposal 0..2, lossy,
 //	both loss kinds:                                 3.5M states, depth 141,  5 s CPU, 0.4 GB RSS
 //	fast path, 2 x 2, proposals from the cache,
-//	no message loss, both loss kinds:                5.0M states, depth 229,  7 s CPU, 0.5 GB RSS
+//	no message loss, both loss kinds:                4.5M states, depth 209,  4 s CPU, 0.5 GB RSS
 //
 // See docs/fencing-model.md for the whole test's time and why the bounds are
 // these.
