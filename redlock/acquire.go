@@ -82,9 +82,8 @@ type grant struct {
 
 func (c *Client) sendAcquire(key, value string, ttl time.Duration, proposal fencing.Token, releasedValue string) func(*master) request[grant] {
 	rq := request[grant]{
-		script: acquireScript,
-		keys:   []string{key, FencePrefix + key, EpochKey},
-		args:   []any{value, ttl.Milliseconds(), proposal.String(), releasedValue, ChannelPrefix + key},
+		call: newScriptCall(acquireScript, []string{key, FencePrefix + key, EpochKey},
+			value, ttl.Milliseconds(), proposal.String(), releasedValue, ChannelPrefix+key),
 		parse: func(cmd *redis.Cmd) (grant, error) {
 			res, err := cmd.Slice()
 			if err != nil {
@@ -269,7 +268,7 @@ func (c *Client) writeBack(ctx context.Context, key, value string, granted []int
 			return 0, ErrNotAcquired, append(errs, fmt.Errorf("%w: the counter of %q", ErrTokensExhausted, key)), nil
 		}
 		t := token
-		rq := request[[]any]{script: writeBackScript, keys: keys, args: []any{value, t.String()},
+		rq := request[[]any]{call: newScriptCall(writeBackScript, keys, value, t.String()),
 			parse: func(cmd *redis.Cmd) ([]any, error) { return cmd.Slice() }}
 		r := startRound(ctx, c, granted, timeout, func(*master) request[[]any] { return rq })
 		above := fencing.Token(0)

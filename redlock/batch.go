@@ -25,9 +25,7 @@ const (
 // queued is one script call waiting for a pipeline.
 type queued struct {
 	deadline time.Time // not sent after it: answered ErrMasterBusy
-	script   *redis.Script
-	keys     []string
-	args     []any
+	call     *scriptCall
 	// to is given, once, from a worker, the answer (or the error that kept
 	// the call from being sent).
 	to answerer
@@ -126,7 +124,7 @@ func (b *batcher) exec(batch []*queued) {
 	}
 	pipe := b.m.rdb.Pipeline()
 	for _, q := range live {
-		cmds = append(cmds, q.script.EvalSha(ctx, pipe, q.keys, q.args...))
+		cmds = append(cmds, pipe.Do(ctx, q.call.evalsha...))
 	}
 	_, execErr := pipe.Exec(ctx)
 	stampUnanswered(cmds, execErr)
@@ -140,7 +138,8 @@ func (b *batcher) exec(batch []*queued) {
 		pipe := b.m.rdb.Pipeline()
 		resent := make([]*redis.Cmd, 0, len(missing))
 		for _, i := range missing {
-			cmds[i] = live[i].script.Eval(ctx, pipe, live[i].keys, live[i].args...)
+			sc := live[i].call
+			cmds[i] = sc.script.Eval(ctx, pipe, sc.keys, sc.args...)
 			resent = append(resent, cmds[i])
 		}
 		_, execErr := pipe.Exec(ctx)

@@ -57,7 +57,7 @@ func (l *Lease) extend(ctx context.Context, ttl time.Duration, auto bool) (err e
 		return &Error{Op: "extend", Key: l.key, Kind: ErrLockLost, Quorum: c.quorum, Cause: ended}
 	}
 	c.noteTTL(ttl)
-	rq := request[int64]{script: extendScript, keys: []string{l.key}, args: []any{l.value, ttl.Milliseconds()},
+	rq := request[int64]{call: newScriptCall(extendScript, []string{l.key}, l.value, ttl.Milliseconds()),
 		parse: func(cmd *redis.Cmd) (int64, error) { return cmd.Int64() }}
 	r := startRound(ctx, c, c.allMasters(), c.masterTimeout(ttl), func(*master) request[int64] { return rq })
 	d, cause := r.collect(ctx, c.everyoneVotes(), c.quorum, func(i int, rep reply[int64]) (outcome, error) {

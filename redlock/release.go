@@ -125,7 +125,7 @@ func sendRelease(key, value string, publish bool) func(*master) request[int64] {
 	keys, values := []string{key}, []string{value}
 	script := releaseScriptRequest(keys, values, publish)
 	parse := script.parse
-	one := request[int64]{script: script.script, keys: script.keys, args: script.args,
+	one := request[int64]{call: script.call,
 		parse: func(cmd *redis.Cmd) (int64, error) {
 			res, err := parse(cmd)
 			if err != nil {
@@ -171,7 +171,7 @@ func releaseScriptRequest(keys, values []string, publish bool) request[[]int64] 
 	} else {
 		args = append(args, "")
 	}
-	return request[[]int64]{script: releaseScript, keys: keys, args: args,
+	return request[[]int64]{call: newScriptCall(releaseScript, keys, args...),
 		parse: func(cmd *redis.Cmd) ([]int64, error) {
 			res, err := cmd.Int64Slice()
 			if err == nil && len(res) != len(keys) {

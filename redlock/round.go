@@ -91,16 +91,32 @@ type round[T any] struct {
 	expired bool // the per-master timeout passed before the decision
 }
 
-// request is what a round sends to one master: a script, whose answer
+// request is what a round sends to one master: a script call, whose answer
 // parse reads, sent through the master's batcher; or, for what one script
 // cannot express (DELEX and its EXISTS), run, called in a goroutine of its
 // own with a context bounded by the per-master timeout.
 type request[T any] struct {
-	script *redis.Script
-	keys   []string
-	args   []any
-	parse  func(*redis.Cmd) (T, error)
-	run    func(ctx context.Context, m *master) (T, error)
+	call  *scriptCall
+	parse func(*redis.Cmd) (T, error)
+	run   func(ctx context.Context, m *master) (T, error)
+}
+
+// scriptCall is one script with its keys and arguments, and the EVALSHA
+// command line, built once for every master a round sends it to.
+type scriptCall struct {
+	script  *redis.Script
+	keys    []string
+	args    []any
+	evalsha []any
+}
+
+func newScriptCall(script *redis.Script, keys []string, args ...any) *scriptCall {
+	line := make([]any, 0, 3+len(keys)+len(args))
+	line = append(line, "evalsha", script.Hash(), len(keys))
+	for _, k := range keys {
+		line = append(line, k)
+	}
+	return &scriptCall{script: script, keys: keys, args: args, evalsha: append(line, args...)}
 }
 
 // startRound sends req's command to each master in idx; the other masters
@@ -150,7 +166,7 @@ func startRound[T any](ctx context.Context, c *Client, idx []int, timeout time.D
 			continue
 		}
 		cl.parse = rq.parse
-		if !m.batch.submit(&queued{deadline: deadline, script: rq.script, keys: rq.keys, args: rq.args, to: cl}) {
+		if !m.batch.submit(&queued{deadline: deadline, call: rq.call, to: cl}) {
 			err := ErrMasterBusy
 			if c.closed() {
 				err = ErrClosed
