@@ -31,6 +31,7 @@ type Client struct {
 	tokens   *tokenCache
 	released *releasedValues
 	queues   *fifoQueues
+	holders  *localHolders
 	notifier *notifier
 
 	bg    *background.Group // every goroutine the Client or its leases start
@@ -81,6 +82,7 @@ func New(masters []redis.UniversalClient, opts ...Option) (*Client, error) {
 		tokens:   newTokenCache(),
 		released: newReleasedValues(),
 		queues:   newFIFOQueues(),
+		holders:  newLocalHolders(),
 		bg:       background.New(),
 	}
 	c.bgCtx, c.stop = context.WithCancel(context.Background())

@@ -3,8 +3,11 @@ package redlock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/cenkalti/backoff/v4"
 )
 
 // A refused round 1 reports how many clients wait for the key (subscribers
@@ -60,5 +63,77 @@ func TestRefusalCountsWaitingClients(t *testing.T) {
 		if err := <-done; !errors.Is(err, context.Canceled) {
 			t.Fatalf("a waiter whose context was cancelled returned %v", err)
 		}
+	}
+}
+
+// A waiter refused by a holder (every master said "another owner's") waits
+// for the release or its backoff, here an hour: one attempt. A waiter whose
+// attempt split the vote (a master granted, the others were taken) retries
+// after a few attempt durations, not after the backoff: nobody may hold the
+// key, and then no release would wake it.
+func TestSplitVoteRetriesSoonRefusalWaits(t *testing.T) {
+	r := newRig(t, 3)
+	ctx := context.Background()
+	acquires := &scriptCounter{sha: acquireScript.Hash(), src: acquireSrc}
+	if err := acquireScript.Load(ctx, r.clients[2]).Err(); err != nil { // no EVAL after NOSCRIPT to count twice
+		t.Fatal(err)
+	}
+	r.clients[2].AddHook(acquires)
+	c := r.client(t, WithReleaseNotifications(false),
+		WithRetry(func() backoff.BackOff { return backoff.NewConstantBackOff(time.Hour) }))
+	attempts := func(key string, heldOn ...int) int64 {
+		t.Helper()
+		for _, i := range heldOn {
+			if err := r.clients[i].Set(ctx, key, "another owner", time.Minute).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before := acquires.n.Load()
+		wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		if _, err := c.Lock(wctx, key, 10*time.Second); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Lock(%q) held on masters %v: %v; want the context's deadline", key, heldOn, err)
+		}
+		return acquires.n.Load() - before
+	}
+	if n := attempts("refused", 0, 1, 2); n != 1 {
+		t.Fatalf("held on every master: %d attempts in 2 s with an hour's backoff, want 1", n)
+	}
+	if n := attempts("split", 0, 1); n < 3 {
+		t.Fatalf("held on two masters of three, granted by the third: %d attempts in 2 s, want at least 3", n)
+	}
+}
+
+func TestLocalHoldersCountLeasesAndStayBounded(t *testing.T) {
+	r := newRig(t, 3)
+	ctx := context.Background()
+	c := r.client(t)
+	if c.holders.holds("k") {
+		t.Fatal("holds k before any lease")
+	}
+	l, err := c.TryLock(ctx, "k", 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.holders.holds("k") {
+		t.Fatal("does not hold k while its lease is held")
+	}
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if c.holders.holds("k") {
+		t.Fatal("holds k after Release")
+	}
+
+	h := newLocalHolders()
+	for i := range 16 * maxHoldersPerShard * 2 {
+		h.add(fmt.Sprintf("key-%d", i))
+	}
+	total := 0
+	for i := range h.shards {
+		total += len(h.shards[i].n)
+	}
+	if total > 16*maxHoldersPerShard {
+		t.Fatalf("%d keys remembered, bound %d", total, 16*maxHoldersPerShard)
 	}
 }

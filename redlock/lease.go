@@ -58,6 +58,7 @@ func (c *Client) newLease(key, value string, ttl time.Duration, token fencing.To
 		}
 	}
 	l.interval = interval
+	c.holders.add(key)
 	if interval > 0 || c.observing() {
 		l.startWatch()
 	}
@@ -220,6 +221,7 @@ func (l *Lease) end(cause error) {
 	if first && l.parts == nil {
 		// The lease is over: its keys are ours to overwrite (releasedValues).
 		l.c.released.note(l.key, l.value, l.c.cfg.clock.Now().Add(ttl))
+		l.c.holders.remove(l.key)
 	}
 	if first && l.parts == nil && errors.Is(cause, ErrLockLost) {
 		l.observeLost(cause, validUntil) // before Done closes: whoever waits on Done finds the event

@@ -44,14 +44,19 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration, opts .
 	b := c.cfg.newBackOff()
 	b.Reset()
 	start := c.cfg.clock.Now()
-	attempts := 0
+	attempts, splits := 0, 0
 	var info attemptInfo
 	defer func() { c.observeAcquire(ctx, key, start, attempts, info, lease, err) }()
 	for {
 		woken := wake() // taken before the attempt: a release during it is not missed
 		began := c.cfg.clock.Now()
 		attempts++
-		info = attemptInfo{}
+		heldHere := c.holders.holds(key)
+		// A split vote matters when the key is contended across clients;
+		// while a lease of this Client holds it, the release will wake the
+		// line (and a refusal by masters its delete has not reached yet is
+		// no split).
+		info = attemptInfo{watchSplit: !heldHere}
 		lease, err = c.attempt(ctx, key, ttl, lc, &info)
 		if err == nil {
 			return lease, nil
@@ -60,6 +65,7 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration, opts .
 			return nil, err
 		}
 		took := c.cfg.clock.Now().Sub(began)
+		heldHere = heldHere || c.holders.holds(key)
 		var e *Error
 		if !errors.As(err, &e) || e.Cause != nil || errors.Is(err, ErrTokensExhausted) {
 			return nil, err
@@ -67,6 +73,10 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration, opts .
 		d := b.NextBackOff()
 		if d == backoff.Stop {
 			return nil, err
+		}
+		split := info.split
+		if heldHere {
+			split = nil
 		}
 		t := c.cfg.clock.NewTimer(d)
 		select {
@@ -79,24 +89,49 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration, opts .
 			return nil, ErrClosed
 		case <-woken:
 			t.Stop()
+			splits = 0
 			// Every waiting client wakes on the same release. Attempts that
 			// start together split the vote and all fail; a random delay of
-			// up to two attempt durations spreads them apart. When the masters
-			// that refused saw at most one client subscribed to the key's
-			// channel (this one), there is no herd: attempt at once.
-			if info.waiting <= 1 {
+			// up to two attempt durations spreads them apart. There is no
+			// herd when this Client's own lease held the key (its next Lock
+			// joins the line behind this head) and the masters that refused
+			// saw no other client subscribed to the key's channel: attempt
+			// at once. A holder in another client may lock again the moment
+			// it releases, so waiting for one keeps the delay.
+			if heldHere && info.waiting <= 1 {
 				continue
 			}
 			if !c.sleep(ctx, time.Duration(rand.Int64N(int64(2*took)+1))) {
-				if c.closed() {
-					return nil, ErrClosed
-				}
-				e.Cause = ctxErr(ctx)
-				return nil, e
+				return nil, c.waitEnded(ctx, e)
+			}
+		case <-split:
+			t.Stop()
+			// A split vote: a master granted this attempt (now or in a late
+			// answer) while others were taken, perhaps by a contender whose
+			// attempt failed too. Then nobody holds the key and no release
+			// will wake anybody: retry after a random delay of up to two
+			// attempt durations, doubled with every split in a row (a
+			// holder whose key is missing on some masters looks the same),
+			// instead of the growing backoff, so that one contender goes
+			// first.
+			splits = min(splits+1, 16)
+			if !c.sleep(ctx, time.Duration(rand.Int64N(int64(took)<<splits+1))) {
+				return nil, c.waitEnded(ctx, e)
 			}
 		case <-t.C():
+			splits = 0
 		}
 	}
+}
+
+// waitEnded is Lock's answer when a wait between attempts ends early:
+// ErrClosed, or the last attempt's error with ctx's cause.
+func (c *Client) waitEnded(ctx context.Context, e *Error) error {
+	if c.closed() {
+		return ErrClosed
+	}
+	e.Cause = ctxErr(ctx)
+	return e
 }
 
 // sleep waits d on the client's clock; false when ctx ended or the client

@@ -15,6 +15,11 @@ type attemptInfo struct {
 	// waiting is the most clients any refusing master saw subscribed to the
 	// key's release channel (Lock's herd estimate; 0 when none refused).
 	waiting int64
+	// watchSplit asks a failed attempt for split: closed once a master is
+	// known to have granted it, at the decision or in a later answer; nil
+	// when none can any more (Lock's split-vote rule).
+	watchSplit bool
+	split      <-chan struct{}
 }
 
 // masterResults is each master's part of an operation from its errors
