@@ -76,9 +76,14 @@ type grant struct {
 	epoch   string
 	raised  bool // the counter was raised to the proposal
 	// waiting is, when refused, how many clients are subscribed to the key's
-	// release channel on that master: the clients waiting for the key.
+	// release channel on that master: the clients waiting for the key; -1
+	// when the master would not say (an ACL user without +pubsub|numsub).
 	waiting int64
 }
+
+// waitingUnknown stands for a refusing master that would not say how many
+// clients wait: Lock then assumes a herd.
+const waitingUnknown = 1 << 30
 
 func (c *Client) sendAcquire(key, value string, ttl time.Duration, proposal fencing.Token, releasedValue string) func(*master) request[grant] {
 	rq := request[grant]{
@@ -165,7 +170,11 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, lc 
 	d, cause := r.collect(ctx, votes, c.quorum, func(i int, rep reply[grant]) (outcome, error) {
 		highest = max(highest, rep.val.counter)
 		if !rep.val.granted {
-			info.waiting = max(info.waiting, rep.val.waiting)
+			w := rep.val.waiting
+			if w < 0 { // the master would not say (ACL): assume a herd
+				w = waitingUnknown
+			}
+			info.waiting = max(info.waiting, w)
 			return no, c.masters[i].errorf(ErrHeldByOther)
 		}
 		if votes[i] && !c.acceptEpoch(i, rep.val.epoch) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
+	"github.com/redis/go-redis/v9"
 )
 
 // A refused round 1 reports how many clients wait for the key (subscribers
@@ -135,5 +136,37 @@ func TestLocalHoldersCountLeasesAndStayBounded(t *testing.T) {
 	}
 	if total > 16*maxHoldersPerShard {
 		t.Fatalf("%d keys remembered, bound %d", total, 16*maxHoldersPerShard)
+	}
+}
+
+// A user without +pubsub|numsub still gets a refusal (the script asks with
+// redis.pcall), and Lock assumes a herd.
+func TestRefusalWithoutNumsubPermissionAssumesAHerd(t *testing.T) {
+	r := newRig(t, 3)
+	ctx := context.Background()
+	var limited []redis.UniversalClient
+	for i, rc := range r.clients {
+		if err := rc.Do(ctx, "ACL", "SETUSER", "nonumsub", "reset", "on", ">pw", "~*", "&*", "+@all", "-pubsub|numsub").Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := rc.Set(ctx, "k", "another owner", time.Minute).Err(); err != nil {
+			t.Fatal(err)
+		}
+		lc := redis.NewClient(&redis.Options{Addr: r.Servers[i].Addr, Username: "nonumsub", Password: "pw"})
+		t.Cleanup(func() { _ = lc.Close() })
+		limited = append(limited, lc)
+	}
+	c, err := New(limited, WithoutQuarantine())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var info attemptInfo
+	_, err = c.attempt(ctx, "k", 10*time.Second, lockConfig{}, &info)
+	if !errors.Is(err, ErrNotAcquired) || errors.Is(err, ErrNoQuorum) {
+		t.Fatalf("refused without +pubsub|numsub: %v; want a plain refusal (ErrNotAcquired, not ErrNoQuorum)", err)
+	}
+	if info.waiting != waitingUnknown {
+		t.Fatalf("waiting %d; want waitingUnknown", info.waiting)
 	}
 }

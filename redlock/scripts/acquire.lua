@@ -9,7 +9,8 @@
 -- is raised to it in the same step (the one-round fast path, docs/fencing.md).
 -- Returns {granted (1 or 0), the counter before any raise as a decimal string,
 -- the epoch marker or '', raised (1 or 0), and when refused the number of
--- subscribers to the key's release channel (one per waiting client), else 0}.
+-- subscribers to the key's release channel (one per waiting client; -1 when
+-- the user may not ask), else 0}.
 local granted = 0
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   granted = 1
@@ -31,6 +32,12 @@ if granted == 1 and proposal > 0 and tonumber(counter) < proposal then
 end
 local waiting = 0
 if granted == 0 then
-  waiting = redis.call('PUBSUB', 'NUMSUB', ARGV[5])[2]
+  -- pcall: a user without +pubsub|numsub still gets its refusal; -1 means unknown
+  local n = redis.pcall('PUBSUB', 'NUMSUB', ARGV[5])
+  if type(n) == 'table' and n.err == nil then
+    waiting = n[2]
+  else
+    waiting = -1
+  end
 end
 return {granted, counter, redis.call('GET', KEYS[3]) or '', raised, waiting}
