@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -201,10 +202,14 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, lc 
 		if c.observing() {
 			info.granted, info.masters = r.count(yes), r.results(errs)
 		}
+		var granted func()
 		if info.watchSplit && !errors.Is(kind, ErrNoQuorum) {
-			info.split = c.watchGrants(r.calls, timeout)
+			split := make(chan struct{})
+			var once sync.Once
+			granted = func() { once.Do(func() { close(split) }) }
+			info.split = split
 		}
-		c.cleanupAttempt(key, value, ttl, start, r.calls)
+		c.cleanupAttempt(key, value, ttl, start, r.calls, granted)
 		return fail(kind, &Error{Granted: r.count(yes), Answered: r.answered(), MayVote: el.mayVote, Cause: cause, Masters: errs})
 	}
 	if d != held {
@@ -332,48 +337,4 @@ func parseWriteBack(res []any) (int64, fencing.Token, error) {
 func isAnswer(err error) bool {
 	var re redis.Error
 	return errors.As(err, &re)
-}
-
-// watchGrants returns a channel closed once any of calls is known to have
-// granted: at once when one already did, or when a late answer does (within
-// timeout). It returns nil, which never closes, when every call answered
-// without a grant.
-func (c *Client) watchGrants(calls []*call[grant], timeout time.Duration) <-chan struct{} {
-	granted := func(cl *call[grant]) bool { rep, ok := cl.result(); return ok && rep.err == nil && rep.val.granted }
-	var pending []*call[grant]
-	for _, cl := range calls {
-		switch {
-		case cl == nil:
-		case granted(cl):
-			ch := make(chan struct{})
-			close(ch)
-			return ch
-		default:
-			if _, ok := cl.result(); !ok {
-				pending = append(pending, cl)
-			}
-		}
-	}
-	if len(pending) == 0 {
-		return nil
-	}
-	ch := make(chan struct{})
-	c.spawn(func() {
-		t := c.cfg.clock.NewTimer(timeout)
-		defer t.Stop()
-		for _, cl := range pending {
-			select {
-			case <-cl.done:
-				if granted(cl) {
-					close(ch)
-					return
-				}
-			case <-t.C():
-				return
-			case <-c.closing():
-				return
-			}
-		}
-	})
-	return ch
 }

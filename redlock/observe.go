@@ -16,8 +16,9 @@ type attemptInfo struct {
 	// key's release channel (Lock's herd estimate; 0 when none refused).
 	waiting int64
 	// watchSplit asks a failed attempt for split: closed once a master is
-	// known to have granted it, at the decision or in a later answer; nil
-	// when none can any more (Lock's split-vote rule).
+	// known to have granted it, at the decision or in a later answer that
+	// its cleanup waits for anyway (Lock's split-vote rule); it never closes
+	// when no master granted.
 	watchSplit bool
 	split      <-chan struct{}
 }

@@ -110,7 +110,7 @@ func (c *Client) releaseAll(ctx context.Context, key, value string, ttl time.Dur
 	for i, cl := range r.calls {
 		rel := releaseSource{cl, setSettled[i]}
 		if o := rel.fate(); o.mayHoldOurKey() {
-			c.finishLater(key, value, i, cl.done, rel, timeout, horizon)
+			c.finishLater(key, value, i, cl.done, rel, timeout, horizon, nil)
 		}
 	}
 	return r, d, cause
@@ -123,27 +123,23 @@ func (c *Client) releaseAll(ctx context.Context, key, value string, ttl time.Dur
 // it again forever.
 func sendRelease(key, value string, publish bool) func(*master) request[int64] {
 	keys, values := []string{key}, []string{value}
-	script := releaseScriptRequest(keys, values, publish)
-	parse := script.parse
-	one := request[int64]{call: script.call,
-		parse: func(cmd *redis.Cmd) (int64, error) {
-			res, err := parse(cmd)
-			if err != nil {
-				return 0, err
-			}
-			return res[0], nil
-		}}
-	return func(m *master) request[int64] {
-		if !m.hasDELEX() {
-			return one
+	first := func(res []int64, err error) (int64, error) {
+		if err != nil {
+			return 0, err
 		}
-		return request[int64]{run: func(ctx context.Context, m *master) (int64, error) {
-			res, err := releaseDELEX(ctx, m, keys, values, publish)
-			if err != nil {
-				return 0, err
-			}
-			return res[0], nil
-		}}
+		return res[0], nil
+	}
+	script := releaseScriptRequest(keys, values, publish)
+	viaScript := request[int64]{call: script.call,
+		parse: func(cmd *redis.Cmd) (int64, error) { return first(script.parse(cmd)) }}
+	viaDELEX := request[int64]{run: func(ctx context.Context, m *master) (int64, error) {
+		return first(releaseDELEX(ctx, m, keys, values, publish))
+	}}
+	return func(m *master) request[int64] {
+		if m.hasDELEX() {
+			return viaDELEX
+		}
+		return viaScript
 	}
 }
 
@@ -271,9 +267,21 @@ func (s releaseSource) fate() outcome {
 // ours or a contender's, does not trip over our keys. Every master whose
 // answer is still to come is finished in the background. Masters that
 // refused, or were never sent the SET, need nothing.
-func (c *Client) cleanupAttempt(key, value string, ttl time.Duration, start time.Time, calls []*call[grant]) {
+//
+// granted, when not nil, is called once a master is known to have granted
+// the attempt: now, or when a late answer comes (Lock's split-vote rule);
+// it may be called more than once.
+func (c *Client) cleanupAttempt(key, value string, ttl time.Duration, start time.Time, calls []*call[grant], granted func()) {
 	timeout := c.masterTimeout(ttl)
 	horizon := start.Add(max(c.cfg.cleanupHorizon, ttl))
+	var seen func(outcome)
+	if granted != nil {
+		seen = func(o outcome) {
+			if o == yes {
+				granted()
+			}
+		}
+	}
 	var live []int
 	for i, cl := range calls {
 		if cl == nil {
@@ -282,9 +290,12 @@ func (c *Client) cleanupAttempt(key, value string, ttl time.Duration, start time
 		switch o := (grantSource{cl}).fate(); {
 		case !o.mayHoldOurKey():
 		case o.settled():
+			if seen != nil {
+				seen(o)
+			}
 			live = append(live, i)
 		default:
-			c.finishLater(key, value, i, cl.done, grantSource{cl}, timeout, horizon)
+			c.finishLater(key, value, i, cl.done, grantSource{cl}, timeout, horizon, seen)
 		}
 	}
 	if len(live) == 0 {
@@ -306,8 +317,9 @@ func (c *Client) cleanupAttempt(key, value string, ttl time.Duration, start time
 // owner-checked delete, or, when the answer does not come or does not
 // settle it, the master's cleaner. Waiting for the answer instead of
 // checking after a fixed delay matters: under contention a key left behind
-// by a split vote blocks every contender until it is gone.
-func (c *Client) finishLater(key, value string, i int, done <-chan struct{}, src source, timeout time.Duration, horizon time.Time) {
+// by a split vote blocks every contender until it is gone. seen, when not
+// nil, is told the outcome it waited for.
+func (c *Client) finishLater(key, value string, i int, done <-chan struct{}, src source, timeout time.Duration, horizon time.Time, seen func(outcome)) {
 	c.spawn(func() {
 		t := c.cfg.clock.NewTimer(timeout)
 		select {
@@ -319,6 +331,9 @@ func (c *Client) finishLater(key, value string, i int, done <-chan struct{}, src
 			return
 		}
 		o := src.fate()
+		if seen != nil {
+			seen(o)
+		}
 		if !o.mayHoldOurKey() {
 			return
 		}
