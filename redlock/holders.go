@@ -42,12 +42,7 @@ const maxHoldersPerShard = 256
 func (h *localHolders) add(key string) {
 	s := h.shard(key)
 	s.mu.Lock()
-	if _, ok := s.n[key]; !ok && len(s.n) >= maxHoldersPerShard {
-		for k := range s.n {
-			delete(s.n, k)
-			break
-		}
-	}
+	makeRoom(s.n, key, maxHoldersPerShard)
 	s.n[key]++
 	s.mu.Unlock()
 }

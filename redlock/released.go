@@ -34,12 +34,7 @@ func newReleasedValues() *releasedValues {
 func (r *releasedValues) note(key, value string, until time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, ok := r.vals[key]; !ok && len(r.vals) >= maxReleased {
-		for k := range r.vals {
-			delete(r.vals, k)
-			break
-		}
-	}
+	makeRoom(r.vals, key, maxReleased)
 	r.vals[key] = released{value, until}
 }
 

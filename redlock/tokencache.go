@@ -44,15 +44,6 @@ func (tc *tokenCache) note(key string, t fencing.Token) {
 	}
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
-	if cur, ok := tc.seen[key]; ok {
-		tc.seen[key] = max(cur, t)
-		return
-	}
-	if len(tc.seen) >= maxCachedTokens {
-		for k := range tc.seen {
-			delete(tc.seen, k)
-			break
-		}
-	}
-	tc.seen[key] = t
+	makeRoom(tc.seen, key, maxCachedTokens)
+	tc.seen[key] = max(tc.seen[key], t)
 }
