@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
+
+	"github.com/quorumlock/quorumlock/internal/retry"
 )
 
 // Defaults of a Client. Each can be changed with an Option.
@@ -39,7 +41,7 @@ type config struct {
 func defaultConfig() config {
 	return config{
 		driftFactor:    DefaultDriftFactor,
-		newBackOff:     defaultBackOff,
+		newBackOff:     retry.Default,
 		logger:         slog.New(slog.DiscardHandler),
 		clock:          SystemClock{},
 		fencing:        true,
@@ -49,20 +51,6 @@ func defaultConfig() config {
 		notifications:  true,
 		observer:       NopObserver{},
 	}
-}
-
-// defaultBackOff is Lock's retry policy: jittered exponential backoff from
-// 10 ms, doubling, up to 500 ms between attempts, until the context ends.
-// Releases wake waiters earlier (see Lock).
-func defaultBackOff() backoff.BackOff {
-	b := backoff.NewExponentialBackOff()
-	b.InitialInterval = 10 * time.Millisecond
-	b.RandomizationFactor = 0.5
-	b.Multiplier = 2
-	b.MaxInterval = 500 * time.Millisecond
-	b.MaxElapsedTime = 0
-	b.Reset()
-	return b
 }
 
 // Option configures a Client. An unusable value makes New fail with

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 
+	"github.com/quorumlock/quorumlock/internal/retry"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -99,22 +100,9 @@ func defaultConfig() config {
 		now:        time.Now,
 		clock:      redlock.SystemClock{},
 		logger:     slog.New(slog.DiscardHandler),
-		newBackOff: defaultBackOff,
+		newBackOff: retry.Default,
 		guardWait:  DefaultGuardWait,
 	}
-}
-
-// defaultBackOff is Acquire's safety net behind release notifications:
-// jittered exponential backoff from 10 ms up to 500 ms, until ctx ends.
-func defaultBackOff() backoff.BackOff {
-	b := backoff.NewExponentialBackOff()
-	b.InitialInterval = 10 * time.Millisecond
-	b.RandomizationFactor = 0.5
-	b.Multiplier = 2
-	b.MaxInterval = 500 * time.Millisecond
-	b.MaxElapsedTime = 0
-	b.Reset()
-	return b
 }
 
 // Option configures a Semaphore. An unusable value makes New fail with
