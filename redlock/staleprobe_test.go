@@ -60,7 +60,7 @@ func staleProbeClient(t *testing.T, masters []redis.UniversalClient) (*Client, *
 // does not wait for it: the master still counts, its last answered probe
 // being half a second old. Past a second it no longer counts by itself, and
 // the attempt still does not wait for its probe, the four others being known
-// good. Each TryLock returns while that probe is provably in flight: the
+// good (their probes of t0+0.5s answered). Each TryLock returns while that probe is provably in flight: the
 // master cannot answer it, and its timeout (20 s) has not passed.
 func TestStalledMasterProbeIsNotWaitedFor(t *testing.T) {
 	ctx := context.Background()
@@ -84,6 +84,17 @@ func TestStalledMasterProbeIsNotWaitedFor(t *testing.T) {
 	if h := c.Health()[4]; h.Quarantined {
 		t.Fatalf("master 4 half a second after its last answered probe: %+v; want it counting", h)
 	}
+	// The attempt did not wait for the four live masters' background probes
+	// either; let them answer (they are not stalled) so that, once the clock
+	// passes a second, those four count on probes sent at t0+0.5s.
+	eventually(t, 10*time.Second, "masters 0 to 3 answer their background probes", func() bool {
+		for i := 0; i < 4; i++ {
+			if inFlight, _, err := probeInFlight(c, i); inFlight || err != nil {
+				return false
+			}
+		}
+		return true
+	})
 
 	clk.Advance(probeInterval/2 + time.Millisecond) // master 4's last answered probe (t0) is now stale
 	if _, err := c.TryLock(ctx, "b", time.Minute); err != nil {
