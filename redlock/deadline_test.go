@@ -1,0 +1,158 @@
+package redlock
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// sendGate holds a master's script pipelines on the client side while it is
+// shut (as a stalled master holds them on the wire, but with the test
+// knowing how many are held) and records the first key of every script it
+// lets through.
+type sendGate struct {
+	once sync.Once
+	shut chan struct{}
+
+	mu   sync.Mutex
+	held int
+	keys []string
+}
+
+func newSendGate() *sendGate { return &sendGate{shut: make(chan struct{})} }
+
+func (g *sendGate) open() { g.once.Do(func() { close(g.shut) }) }
+
+// heldNow is how many pipelines wait at the gate.
+func (g *sendGate) heldNow() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.held
+}
+
+// sent reports whether a script with key as its first key went through.
+func (g *sendGate) sent(key string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Contains(g.keys, key)
+}
+
+// pass ends a pipeline's wait at the gate and records its keys unless its
+// context ended first (then it is not sent).
+func (g *sendGate) pass(ctx context.Context, cmds []redis.Cmder) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.held--
+	if ctx.Err() != nil {
+		return false
+	}
+	for _, cmd := range cmds {
+		if args := cmd.Args(); len(args) > 3 {
+			g.keys = append(g.keys, fmt.Sprint(args[3]))
+		}
+	}
+	return true
+}
+
+func (g *sendGate) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (g *sendGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (g *sendGate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if len(cmds) == 0 || cmds[0].Name() != "evalsha" {
+			return next(ctx, cmds)
+		}
+		g.mu.Lock()
+		g.held++
+		g.mu.Unlock()
+		select {
+		case <-g.shut:
+		case <-ctx.Done():
+		}
+		if !g.pass(ctx, cmds) {
+			return ctx.Err()
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// A script call that waits in its master's queue past its deadline is never
+// sent: the round stopped waiting for that master long before, and a SET
+// landing later would leave a key that no attempt accounts for. Both of
+// master 4's workers are held at a gate with a pipeline each; a third lock's
+// call to master 4 queues behind them and its deadline passes. When the
+// gate opens, the workers drop that call (ErrMasterBusy) instead of sending
+// it: master 4 never sees the key, while a lock queued after the gate opened
+// reaches it.
+func TestCallQueuedPastItsDeadlineIsNeverSent(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, 5)
+	// go-redis's defaults: a pipeline is bounded by its read timeout, not
+	// by the context's deadline, so a held worker stays held.
+	r.clients = r.Clients(t, func(o *redis.Options) { o.ContextTimeoutEnabled = false; patientClients(o) })
+	gate := newSendGate()
+	r.clients[4].(*redis.Client).AddHook(gate)
+	const timeout = 300 * time.Millisecond
+	c := r.client(t, WithMasterTimeout(timeout))
+	t.Cleanup(gate.open) // before Close, which waits for the held pipelines
+
+	var leases []*Lease
+	for i, key := range []string{"busy:1", "busy:2"} {
+		l, err := c.TryLock(ctx, key, time.Minute)
+		if err != nil {
+			t.Fatalf("TryLock(%s) with master 4 held: %v; want masters 0 to 3 to grant it", key, err)
+		}
+		leases = append(leases, l)
+		eventually(t, 5*time.Second, fmt.Sprintf("%d of master 4's workers held at the gate", i+1),
+			func() bool { return gate.heldNow() == i+1 })
+	}
+
+	l, err := c.TryLock(ctx, "queued", time.Minute)
+	returned := time.Now()
+	if err != nil {
+		t.Fatalf("TryLock(queued) with both of master 4's workers held: %v", err)
+	}
+	leases = append(leases, l)
+	if n := len(c.masters[4].batch.queue); n != 1 {
+		t.Fatalf("master 4's queue holds %d calls; want the third lock's call waiting for a worker", n)
+	}
+	// Its deadline is at most the master timeout after TryLock returned.
+	time.Sleep(time.Until(returned.Add(timeout + 50*time.Millisecond)))
+	gate.open()
+
+	marker, err := c.TryLock(ctx, "marker", time.Minute)
+	if err != nil {
+		t.Fatalf("TryLock(marker) after the gate opened: %v", err)
+	}
+	leases = append(leases, marker)
+	eventually(t, 5*time.Second, "master 4 is sent the marker lock queued after the gate opened",
+		func() bool { return gate.sent("marker") })
+	eventually(t, 5*time.Second, "master 4's queue drained", func() bool { return len(c.masters[4].batch.queue) == 0 })
+
+	if gate.sent("queued") {
+		t.Fatal("the call that waited past its deadline was sent to master 4")
+	}
+	if v := r.values(t, "queued"); v[4] != "" || countNonEmpty(v) != 4 {
+		t.Fatalf("values of the queued lock per master: %q; want it on masters 0 to 3 only", v)
+	}
+	for _, key := range []string{"busy:1", "busy:2"} {
+		if !gate.sent(key) {
+			t.Fatalf("the held pipeline of %s was never sent once the gate opened", key)
+		}
+	}
+	for _, l := range leases {
+		if err := l.Release(ctx); err != nil {
+			t.Fatalf("Release(%s): %v", l.Key(), err)
+		}
+	}
+	for _, key := range []string{"busy:1", "busy:2", "queued", "marker"} {
+		if v := r.values(t, key); countNonEmpty(v) != 0 {
+			t.Fatalf("after Release, %s per master: %q; want gone everywhere", key, v)
+		}
+	}
+}
