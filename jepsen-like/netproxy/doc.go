@@ -5,4 +5,9 @@
 // master's answers to one client while its commands are applied on time
 // (slow-replies), or move a master to a new address (a failover, a
 // container restarted on a new port) without the client noticing.
+//
+// It can also pause a link (SetPaused): bytes are held both ways and
+// delivered in order on resume, as with a SIGSTOPped server. redlockctl's
+// demo pauses its in-process masters that way. It only ever listens on
+// 127.0.0.1.
 package netproxy

@@ -15,10 +15,13 @@ type Proxy struct {
 	ln     net.Listener
 	target func() string
 
+	done chan struct{} // closed by Close: releases paused pipes
+
 	mu      sync.Mutex
 	blocked bool
 	refused bool
 	delay   time.Duration
+	resumed chan struct{} // non-nil while paused; closed on resume
 	closed  bool
 	conns   map[net.Conn]struct{}
 	wg      sync.WaitGroup
@@ -34,7 +37,7 @@ func Start(target func() string) (*Proxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("netproxy: %w", err)
 	}
-	p := &Proxy{ln: ln, target: target, conns: make(map[net.Conn]struct{})}
+	p := &Proxy{ln: ln, target: target, done: make(chan struct{}), conns: make(map[net.Conn]struct{})}
 	p.wg.Add(1)
 	go p.accept()
 	return p, nil
@@ -78,6 +81,38 @@ func (p *Proxy) SetReplyDelay(d time.Duration) {
 	p.mu.Unlock()
 }
 
+// SetPaused holds (true) or lets flow again (false) every byte in both
+// directions, as a SIGSTOPped server behaves: while paused, connections are
+// still accepted and what clients send is read, but nothing is forwarded;
+// on resume everything held back is delivered, in order. Unlike SetBlocked,
+// no connection is dropped.
+func (p *Proxy) SetPaused(paused bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case paused && p.resumed == nil:
+		p.resumed = make(chan struct{})
+	case !paused && p.resumed != nil:
+		close(p.resumed)
+		p.resumed = nil
+	}
+}
+
+// waitRunning blocks while the proxy is paused; false once it is closed.
+func (p *Proxy) waitRunning() bool {
+	p.mu.Lock()
+	resumed, closed := p.resumed, p.closed
+	p.mu.Unlock()
+	if resumed != nil {
+		select {
+		case <-resumed:
+		case <-p.done:
+			return false
+		}
+	}
+	return !closed
+}
+
 // Reset drops every open connection (e.g. after the target moved).
 func (p *Proxy) Reset() {
 	p.mu.Lock()
@@ -91,7 +126,10 @@ func (p *Proxy) Reset() {
 // Close stops listening, drops every connection and waits for its goroutines.
 func (p *Proxy) Close() error {
 	p.mu.Lock()
-	p.closed = true
+	if !p.closed {
+		p.closed = true
+		close(p.done)
+	}
 	p.mu.Unlock()
 	p.Reset()
 	err := p.ln.Close()
@@ -154,12 +192,26 @@ func (p *Proxy) track(conns ...net.Conn) bool {
 	return true
 }
 
-// up copies client → target at once.
+// up copies client → target as it comes, unless paused.
 func (p *Proxy) up(dst, src net.Conn) {
 	defer p.wg.Done()
 	defer dst.Close()
 	defer src.Close()
-	_, _ = io.Copy(dst, src)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			if !p.waitRunning() {
+				return
+			}
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil { // io.EOF or a closed connection: the peer is gone
+			return
+		}
+	}
 }
 
 type chunk struct {
@@ -180,6 +232,12 @@ func (p *Proxy) down(dst, src net.Conn) {
 		for c := range queue {
 			if d := time.Until(c.due); d > 0 {
 				time.Sleep(d)
+			}
+			if !p.waitRunning() {
+				_ = src.Close()
+				for range queue { //nolint:revive // drain until the reader stops
+				}
+				return
 			}
 			if _, err := dst.Write(c.b); err != nil {
 				_ = src.Close()

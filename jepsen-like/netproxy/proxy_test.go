@@ -124,3 +124,71 @@ func TestTargetMoves(t *testing.T) {
 		t.Fatalf("GET after the move: %v, want redis.Nil from the new target", err)
 	}
 }
+
+// A paused link holds every byte, as a SIGSTOPped server does: nothing sent
+// through it is applied while paused, a new connection is still accepted,
+// and on resume what was held back is delivered and answered.
+func TestPauseHoldsTrafficAndResumeDeliversIt(t *testing.T) {
+	ctx := context.Background()
+	p, s, c := start(t)
+	if err := c.Set(ctx, "before", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	direct := s.Client(t)
+	p.SetPaused(true)
+	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	err := c.Set(short, "timed-out", "1", 0).Err()
+	cancel()
+	if err == nil {
+		t.Fatal("SET answered through a paused link")
+	}
+	patient := redis.NewClient(&redis.Options{Addr: p.Addr(), MaxRetries: -1, ReadTimeout: 10 * time.Second})
+	defer patient.Close()
+	done := make(chan error, 1)
+	go func() { done <- patient.Set(ctx, "held", "1", 0).Err() }()
+	time.Sleep(200 * time.Millisecond) // give both SETs time to reach the proxy; neither may pass it
+	if n, err := direct.Exists(ctx, "timed-out", "held").Result(); err != nil || n != 0 {
+		t.Fatalf("while paused, %d of the SETs sent through the link reached the server (err %v)", n, err)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("SET on a connection opened while paused answered before resume: %v", err)
+	default:
+	}
+	p.SetPaused(false)
+	if err := <-done; err != nil {
+		t.Fatalf("held SET after resume: %v", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for { // the timed-out client's SET was sent before it gave up: delivered on resume, like SIGCONT
+		if n, _ := direct.Exists(ctx, "timed-out").Result(); n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the SET held back while paused was never delivered after resume")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got, err := c.Get(ctx, "before").Result(); err != nil || got != "1" {
+		t.Fatalf("GET after resume: %q, %v", got, err)
+	}
+}
+
+// Close releases connections held by a pause.
+func TestCloseWhilePaused(t *testing.T) {
+	ctx := context.Background()
+	p, _, c := start(t)
+	if err := c.Ping(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	p.SetPaused(true)
+	done := make(chan error, 1)
+	go func() { done <- c.Ping(ctx).Err() }()
+	time.Sleep(50 * time.Millisecond)
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err == nil {
+		t.Fatal("PING answered through a paused, then closed, link")
+	}
+}

@@ -141,7 +141,7 @@ func (d *demo) check(ok bool, format string, args ...any) {
 func (d *demo) phase(ctx context.Context, title string, paused []int) {
 	fmt.Fprintf(d.out, "%s\n", title)
 	for _, i := range paused {
-		d.ms.proxies[i].Pause()
+		d.ms.proxies[i].SetPaused(true)
 	}
 	var inside, most, done atomic.Int64
 	var mu sync.Mutex
@@ -244,14 +244,14 @@ func (d *demo) noQuorum(ctx context.Context, paused []int) {
 		extra++
 	}
 	fmt.Fprintf(d.out, "5. master %d paused too: only %d of %d answer\n", extra, d.cfg.Masters-len(paused)-1, d.cfg.Masters)
-	d.ms.proxies[extra].Pause()
+	d.ms.proxies[extra].SetPaused(true)
 	start := time.Now()
 	_, err := d.clients[0].TryLock(ctx, lockKey, d.cfg.TTL)
 	took := time.Since(start)
 	d.say("why: without a majority no holder can be sure it is alone, so the lock refuses at once rather than guess.")
 	d.check(errors.Is(err, redlock.ErrNoQuorum), "TryLock refused after %v: %v", took.Round(time.Millisecond), short(err))
 	for _, p := range d.ms.proxies {
-		p.Resume()
+		p.SetPaused(false)
 	}
 	fmt.Fprintln(d.out, "   all masters resumed")
 }

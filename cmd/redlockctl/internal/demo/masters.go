@@ -9,7 +9,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/quorumlock/quorumlock/cmd/redlockctl/internal/pauseproxy"
+	"github.com/quorumlock/quorumlock/jepsen-like/netproxy"
 )
 
 // masters is five in-process Redis masters, each behind a pausable proxy.
@@ -17,7 +17,7 @@ import (
 // that keys expire as on a real server.
 type masters struct {
 	servers []*miniredis.Miniredis
-	proxies []*pauseproxy.Proxy
+	proxies []*netproxy.Proxy
 	stop    chan struct{}
 	ticker  sync.WaitGroup
 }
@@ -49,7 +49,8 @@ func startMasters(n int) (*masters, error) {
 			return nil, err
 		}
 		ms.servers = append(ms.servers, s)
-		p, err := pauseproxy.Start(s.Addr())
+		addr := s.Addr()
+		p, err := netproxy.Start(func() string { return addr })
 		if err != nil {
 			ms.close()
 			return nil, err
