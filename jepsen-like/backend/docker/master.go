@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"strings"
 	"sync"
 	"time"
 
@@ -155,20 +154,8 @@ func (m *Master) DetachReplica(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true})
-	defer c.Close()
-	for {
-		info, err := c.Info(ctx, "replication").Result()
-		if err == nil && strings.Contains(info, "master_link_status:up") {
-			break
-		}
-		if ctx.Err() != nil {
-			return fmt.Errorf("docker: replica of %s never synced: %w", m.name, ctx.Err())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if err := c.Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
-		return fmt.Errorf("docker: detach replica of %s: %w", m.name, err)
+	if err := backend.DetachWhenSynced(ctx, addr, 50*time.Millisecond); err != nil {
+		return fmt.Errorf("docker: replica of %s: %w", m.name, err)
 	}
 	m.mu.Lock()
 	m.replica = r

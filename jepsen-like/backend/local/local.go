@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -206,20 +205,8 @@ func (m *Master) DetachReplica(ctx context.Context) error {
 	if err := r.startFresh(ctx, backend.NoPersistence); err != nil {
 		return fmt.Errorf("local: replica of %s: %w", m.name, err)
 	}
-	c := redis.NewClient(&redis.Options{Addr: r.addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
-	defer c.Close()
-	for {
-		info, err := c.Info(ctx, "replication").Result()
-		if err == nil && strings.Contains(info, "master_link_status:up") {
-			break
-		}
-		if ctx.Err() != nil {
-			return fmt.Errorf("local: replica of %s never synced: %w", m.name, ctx.Err())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err := c.Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
-		return fmt.Errorf("local: detach replica of %s: %w", m.name, err)
+	if err := backend.DetachWhenSynced(ctx, r.addr(), 20*time.Millisecond); err != nil {
+		return fmt.Errorf("local: replica of %s: %w", m.name, err)
 	}
 	return nil
 }
