@@ -27,7 +27,8 @@
 // auto-extension fails; Done and Context report it, and Extend and Release
 // of a lost lease return ErrLockLost. Tokens of successive holders of a key
 // only grow (docs/fencing.md), so a store that checks them (package fencing)
-// rejects a holder that was paused past its lease.
+// rejects a holder that was paused past its lease. Lease.State and
+// Client.Resume hand a held lease to another process.
 //
 // Restart quarantine: a master that lost its data (no epoch marker, or a
 // new one), a promoted replica, or a master without appendfsync always that

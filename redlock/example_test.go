@@ -2,6 +2,7 @@ package redlock_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -223,4 +224,52 @@ func ExampleClient_LockAll() {
 	defer lease.Release(ctx)
 	fmt.Println(lease.Keys(), lease.Tokens())
 	// Output: [funds:alice market:item:42] map[funds:alice:1 market:item:42:1]
+}
+
+// A lease taken in one process and released in another: the first writes
+// its State (here as JSON; it holds the lease's secret, so keep it like a
+// password), the second resumes it with a Client of its own.
+func ExampleClient_Resume() {
+	masters, stop := fiveMasters()
+	defer stop()
+	ctx := context.Background()
+
+	first, err := redlock.New(masters)
+	if err != nil {
+		panic(err)
+	}
+	defer first.Close()
+	lease, err := first.TryLock(ctx, "nightly-report", time.Minute)
+	if err != nil {
+		panic(err)
+	}
+	st, err := lease.State()
+	if err != nil {
+		panic(err)
+	}
+	saved, err := json.Marshal(st)
+	if err != nil {
+		panic(err)
+	}
+
+	second, err := redlock.New(masters)
+	if err != nil {
+		panic(err)
+	}
+	defer second.Close()
+	var loaded redlock.LeaseState
+	if err := json.Unmarshal(saved, &loaded); err != nil {
+		panic(err)
+	}
+	resumed, err := second.Resume(loaded)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("same token:", resumed.Token() == lease.Token())
+	fmt.Println("released by the second:", resumed.Release(ctx))
+	fmt.Println("the first can extend it:", lease.Extend(ctx, time.Minute) == nil)
+	// Output:
+	// same token: true
+	// released by the second: <nil>
+	// the first can extend it: false
 }

@@ -13,9 +13,11 @@ import (
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
-// The owner-checked scripts of redlock/scripts/extend.lua and release.lua,
-// run here on a handle from an earlier invocation (redlock has no public way
-// to rebuild a Lease from its value yet; see docs/cli.md).
+// Owner-checked extend and release of a handle from an earlier invocation:
+// the same checks as redlock/scripts/extend.lua and release.lua, run here
+// because a handle is either a lock's or a semaphore slot's (sem refresh and
+// sem release take the same path), and because extend and unlock report
+// every master's answer (-o json), which redlock.Lease does not return.
 var (
 	extendScript = redis.NewScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
@@ -141,10 +143,10 @@ func releaseHandle(ctx context.Context, clients []redis.UniversalClient, perMast
 
 var errNoMajorityValue = errors.New("no value is held by a majority of masters")
 
-// leaseValue reads back the value of a lease the library just acquired: the
-// value a majority of masters hold for key is the lease's (no two owners can
-// hold a majority at once). A workaround until redlock can hand out a
-// resumable handle itself.
+// leaseValue reads back the value of a semaphore slot the library just
+// took: the value a majority of masters hold for key is the slot holder's
+// (no two owners can hold a majority at once). Locks use Lease.State
+// instead; a semaphore Permit does not give out its identifier.
 func leaseValue(ctx context.Context, clients []redis.UniversalClient, key string) (string, error) {
 	vals := make([]string, len(clients))
 	var wg sync.WaitGroup

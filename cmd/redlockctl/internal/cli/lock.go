@@ -50,7 +50,7 @@ majority of masters); with --wait, lock retries until the lock is free or the wa
 				a.explain(cmd.ErrOrStderr(), err)
 				return err
 			}
-			h, err := a.handleFor(cmd.Context(), c, lease)
+			h, err := a.handleFor(lease)
 			if err != nil {
 				return err
 			}
@@ -87,8 +87,9 @@ func acquire(ctx context.Context, locks *redlock.Client, key string, ttl, wait t
 	return locks.Lock(wctx, key, ttl, opts...)
 }
 
-// handleFor builds the handle of a lease the library just acquired.
-func (a *app) handleFor(ctx context.Context, c *cluster.Cluster, lease *redlock.Lease) (Handle, error) {
+// handleFor builds the handle of a lease the library just acquired, from
+// its State.
+func (a *app) handleFor(lease *redlock.Lease) (Handle, error) {
 	urls, err := a.masterURLs()
 	if err != nil {
 		return Handle{}, err
@@ -97,15 +98,13 @@ func (a *app) handleFor(ctx context.Context, c *cluster.Cluster, lease *redlock.
 	if err != nil {
 		return Handle{}, usageError{err}
 	}
-	rctx, cancel := context.WithDeadline(ctx, lease.ValidUntil())
-	defer cancel()
-	v, err := leaseValue(rctx, c.Clients(), lease.Key())
+	st, err := lease.State()
 	if err != nil {
-		return Handle{}, fmt.Errorf("lock %q: acquired, but reading its value back failed: %w", lease.Key(), err)
+		return Handle{}, fmt.Errorf("lock %q: acquired, but the lease ended before its handle was written: %w", lease.Key(), err)
 	}
 	return Handle{
-		Key: lease.Key(), Value: v, Token: uint64(lease.Token()),
-		ValidUntil: lease.ValidUntil(), TTLms: lease.TTL().Milliseconds(), Masters: ids,
+		Key: st.Key, Value: st.Value, Token: uint64(st.Token),
+		ValidUntil: st.ValidUntil, TTLms: st.TTL.Milliseconds(), Masters: ids,
 	}, nil
 }
 

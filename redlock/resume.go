@@ -1,0 +1,90 @@
+package redlock
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/quorumlock/quorumlock/fencing"
+)
+
+// LeaseState is a held lease as another process, or a later run, needs it
+// to extend or release the lease (Client.Resume): its key, its value, its
+// fencing token, its TTL and the end of its validity by the wall clock.
+//
+// Value is the lease's secret: whoever has it can release or extend the
+// lease. Keep a LeaseState like a password; it is never logged.
+type LeaseState struct {
+	Key        string        `json:"key"`
+	Value      string        `json:"value"`
+	Token      fencing.Token `json:"token"` // 0 with WithFencing(false)
+	TTL        time.Duration `json:"ttl"`
+	ValidUntil time.Time     `json:"valid_until"` // wall clock, no monotonic reading
+}
+
+// State returns what Client.Resume needs to take this lease over. It
+// returns the lease's Err when the lease has ended, and an error matching
+// ErrInvalidArgument for a nil lease or a lease of several keys (LockAll),
+// which cannot be resumed.
+func (l *Lease) State() (LeaseState, error) {
+	if l == nil {
+		return LeaseState{}, invalid("nil lease")
+	}
+	if l.parts != nil {
+		return LeaseState{}, invalid("a lease of %d keys (LockAll) cannot be resumed", len(l.parts))
+	}
+	now := l.c.cfg.clock.Now()
+	if err := l.held(now); err != nil {
+		return LeaseState{}, err
+	}
+	l.mu.Lock()
+	ttl, validUntil := l.ttl, l.validUntil
+	l.mu.Unlock()
+	return LeaseState{
+		Key: l.key, Value: l.value, Token: l.token, TTL: ttl,
+		ValidUntil: now.Round(0).Add(validUntil.Sub(now)), // the local deadline on the wall clock
+	}, nil
+}
+
+// Resume takes over a lease from its State, written by this or another
+// process: Extend and Release of the returned Lease act on the masters as
+// the original's would (owner-checked, by the lease's value), and its Done,
+// Err and Context report its end the same way. Resume sends nothing.
+//
+// The returned lease is valid until s.ValidUntil as this Client's clock
+// reads it, and never longer than the validity of a fresh s.TTL from now:
+// a state from another machine is only as good as the agreement of the two
+// wall clocks, which the drift allowance (WithDriftFactor) must cover.
+// opts may ask for auto-extension (WithAutoExtend).
+//
+// Errors: ErrClosed after Close; ErrLockLost (wrapped) when s.ValidUntil
+// has passed; ErrInvalidArgument (wrapped) for an empty or reserved key, an
+// empty value, a TTL TryLock would refuse, or a token above
+// fencing.MaxToken.
+func (c *Client) Resume(s LeaseState, opts ...LockOption) (*Lease, error) {
+	if c.closed() {
+		return nil, ErrClosed
+	}
+	if err := c.checkKeyTTL(s.Key, s.TTL); err != nil {
+		return nil, err
+	}
+	switch {
+	case s.Value == "":
+		return nil, invalid("empty lease value")
+	case s.Token > fencing.MaxToken:
+		return nil, invalid("token %d is above fencing.MaxToken", s.Token)
+	}
+	lc, err := applyLockOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	now := c.cfg.clock.Now()
+	left := min(s.ValidUntil.Sub(now.Round(0)), c.validity(s.TTL))
+	if left <= 0 {
+		return nil, fmt.Errorf("%w: validity ended at %s", ErrLockLost, s.ValidUntil.Format(time.RFC3339Nano))
+	}
+	if lc.autoExtend && lc.extendInterval >= left {
+		return nil, invalid("auto-extend interval %v is not shorter than the %v of validity left", lc.extendInterval, left)
+	}
+	c.noteTTL(s.TTL)
+	return c.newLease(s.Key, s.Value, s.TTL, s.Token, now.Add(left), nil, lc), nil
+}

@@ -1,0 +1,195 @@
+package redlock
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/quorumlock/quorumlock/fencing"
+)
+
+// A lease handed to another Client through its State, as another process
+// would get it (JSON), is the same lease there: a third client is refused
+// while it is held, the resumed lease extends it and releases it on every
+// master, the original can then no longer extend it (Extend never revives a
+// lost lock), and the next holder's token is greater.
+func TestResumedLeaseActsOnTheSameLock(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, 5)
+	a, b, other := r.client(t), r.client(t), r.client(t)
+	orig, err := a.TryLock(ctx, "job", 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := orig.State()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.ValidUntil != st.ValidUntil.Round(0) || st.ValidUntil.Sub(orig.ValidUntil()).Abs() > time.Millisecond {
+		t.Fatalf("State().ValidUntil %v; want the lease's deadline %v on the wall clock", st.ValidUntil, orig.ValidUntil())
+	}
+	wire, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got LeaseState
+	if err := json.Unmarshal(wire, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Key != st.Key || got.Value != st.Value || got.Token != st.Token || got.TTL != st.TTL || !got.ValidUntil.Equal(st.ValidUntil) {
+		t.Fatalf("LeaseState after JSON: %+v; want %+v", got, st)
+	}
+
+	resumed, err := b.Resume(got)
+	if err != nil {
+		t.Fatalf("Resume: %v", err)
+	}
+	if resumed.Key() != "job" || resumed.Token() != orig.Token() || resumed.TTL() != 10*time.Second || resumed.Err() != nil {
+		t.Fatalf("resumed lease: key %q token %d ttl %v err %v; want the original's (token %d)",
+			resumed.Key(), resumed.Token(), resumed.TTL(), resumed.Err(), orig.Token())
+	}
+	if d := resumed.ValidUntil().Sub(orig.ValidUntil()).Abs(); d > 5*time.Millisecond {
+		t.Fatalf("resumed ValidUntil is %v off the original's", d)
+	}
+	if _, err := other.TryLock(ctx, "job", 10*time.Second); !errors.Is(err, ErrNotAcquired) {
+		t.Fatalf("a third client's TryLock while the resumed lease is held: %v; want ErrNotAcquired", err)
+	}
+	before := resumed.ValidUntil()
+	if err := resumed.Extend(ctx, 20*time.Second); err != nil {
+		t.Fatalf("Extend of the resumed lease: %v", err)
+	}
+	if !resumed.ValidUntil().After(before) || resumed.TTL() != 20*time.Second {
+		t.Fatalf("after Extend: valid until %v (was %v), ttl %v", resumed.ValidUntil(), before, resumed.TTL())
+	}
+	if err := resumed.Release(ctx); err != nil {
+		t.Fatalf("Release of the resumed lease: %v", err)
+	}
+	if v := r.values(t, "job"); countNonEmpty(v) != 0 {
+		t.Fatalf("after the resumed lease's Release: %q; want the key gone from every master", v)
+	}
+	if err := orig.Extend(ctx, 10*time.Second); !errors.Is(err, ErrLockLost) {
+		t.Fatalf("the original's Extend after the resumed lease released the lock: %v; want ErrLockLost", err)
+	}
+	if v := r.values(t, "job"); countNonEmpty(v) != 0 {
+		t.Fatalf("a failed Extend brought the key back: %q", v)
+	}
+	next, err := other.TryLock(ctx, "job", 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Release(ctx)
+	if next.Token() <= orig.Token() {
+		t.Fatalf("next holder's token %d; want above the resumed lease's %d", next.Token(), orig.Token())
+	}
+}
+
+// A resumed lease whose lock was taken over meanwhile (its keys expired and
+// someone else holds them) cannot be extended and releases nothing of the
+// new holder's.
+func TestResumedLeaseCannotTouchAnotherOwnersKey(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, 5)
+	c := r.client(t)
+	orig, err := c.TryLock(ctx, "k", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := orig.State()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rc := range r.clients { // the keys expire, another owner takes them
+		if err := rc.Set(ctx, "k", "another owner", time.Minute).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resumed, err := c.Resume(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := resumed.Extend(ctx, time.Second); !errors.Is(err, ErrLockLost) {
+		t.Fatalf("Extend of a resumed lease over another owner's keys: %v; want ErrLockLost", err)
+	}
+	_ = resumed.Release(ctx)
+	for i, v := range r.values(t, "k") {
+		if v != "another owner" {
+			t.Fatalf("master %d: %q; want the other owner's key untouched", i, v)
+		}
+	}
+}
+
+// Every bad state gets a clear error, and nothing is sent.
+func TestResumeRejectsBadStates(t *testing.T) {
+	r := newRig(t, 3)
+	clk := newFakeClock()
+	c := r.client(t, WithClock(clk))
+	now := clk.Now()
+	good := LeaseState{Key: "k", Value: "v", Token: 7, TTL: 10 * time.Second, ValidUntil: now.Add(5 * time.Second)}
+	for _, tc := range []struct {
+		name string
+		edit func(*LeaseState)
+		want error
+	}{
+		{"empty key", func(s *LeaseState) { s.Key = "" }, ErrInvalidArgument},
+		{"reserved key", func(s *LeaseState) { s.Key = Prefix + "x" }, ErrInvalidArgument},
+		{"empty value", func(s *LeaseState) { s.Value = "" }, ErrInvalidArgument},
+		{"zero ttl", func(s *LeaseState) { s.TTL = 0 }, ErrInvalidArgument},
+		{"ttl below a millisecond step", func(s *LeaseState) { s.TTL = time.Second + time.Microsecond }, ErrInvalidArgument},
+		{"token out of range", func(s *LeaseState) { s.Token = fencing.MaxToken + 1 }, ErrInvalidArgument},
+		{"validity ended", func(s *LeaseState) { s.ValidUntil = now.Add(-time.Millisecond) }, ErrLockLost},
+		{"validity ends now", func(s *LeaseState) { s.ValidUntil = now }, ErrLockLost},
+	} {
+		s := good
+		tc.edit(&s)
+		if l, err := c.Resume(s); !errors.Is(err, tc.want) || l != nil {
+			t.Errorf("%s: Resume = %v, %v; want %v", tc.name, l, err, tc.want)
+		}
+	}
+	if _, err := c.Resume(good, WithAutoExtendInterval(6*time.Second)); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("auto-extend interval longer than the validity left: %v; want ErrInvalidArgument", err)
+	}
+
+	// A deadline further off than a fresh TTL's validity is cut to it.
+	far := good
+	far.ValidUntil = now.Add(time.Hour)
+	l, err := c.Resume(far)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := now.Add(c.validity(far.TTL)); !l.ValidUntil().Equal(want) {
+		t.Fatalf("resumed deadline %v; want at most a fresh TTL's validity, %v", l.ValidUntil(), want)
+	}
+	clk.Advance(c.validity(far.TTL))
+	if err := l.Err(); !errors.Is(err, ErrLockLost) {
+		t.Fatalf("resumed lease past its deadline: Err = %v; want ErrLockLost", err)
+	}
+	if _, err := l.State(); !errors.Is(err, ErrLockLost) {
+		t.Fatalf("State of an ended lease: %v; want ErrLockLost", err)
+	}
+
+	_ = c.Close()
+	if _, err := c.Resume(good); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Resume after Close: %v; want ErrClosed", err)
+	}
+}
+
+// A lease of several keys has no single State.
+func TestStateOfAMultiKeyLeaseIsRefused(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, 3)
+	c := r.client(t)
+	l, err := c.TryLockAll(ctx, []string{"a", "b"}, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release(ctx)
+	if _, err := l.State(); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("State of a LockAll lease: %v; want ErrInvalidArgument", err)
+	}
+	var nilLease *Lease
+	if _, err := nilLease.State(); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("State of a nil lease: %v; want ErrInvalidArgument", err)
+	}
+}
