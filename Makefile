@@ -61,6 +61,7 @@ FUZZ_TARGETS := ./cluster:FuzzDialURL:40000x ./cluster:FuzzMastersList:60000x ./
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  pkg=$${t%%:*}; rest=$${t#*:}; name=$${rest%%:*}; budget=$${rest#*:}; \
+	  if [ "$$budget" = "$$rest" ]; then echo "FUZZ_TARGETS: $$t has no budget (want pkg:Target:Nx)"; exit 2; fi; \
 	  budget=$${FUZZTIME:-$$budget}; echo "fuzz $$name ($$pkg, $$budget)"; \
 	  $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $$budget $$pkg; \
 	done

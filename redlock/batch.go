@@ -3,6 +3,7 @@ package redlock
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -133,6 +134,12 @@ func (b *batcher) exec(batch []*queued) {
 		if err := cmd.Err(); err != nil && isNoScript(err) {
 			missing = append(missing, i)
 		}
+	}
+	if len(missing) > 0 {
+		// NOSCRIPT: nothing ran. Calls whose deadline passed meanwhile keep
+		// that error rather than being sent late.
+		now := time.Now()
+		missing = slices.DeleteFunc(missing, func(i int) bool { return !now.Before(live[i].deadline) })
 	}
 	if len(missing) > 0 {
 		pipe := b.m.rdb.Pipeline()

@@ -19,9 +19,10 @@ type sendGate struct {
 	once sync.Once
 	shut chan struct{}
 
-	mu   sync.Mutex
-	held int
-	keys []string
+	mu    sync.Mutex
+	held  int
+	keys  []string // first key of every script sent
+	named []string // "evalsha KEY" or "eval KEY", the same
 }
 
 func newSendGate() *sendGate { return &sendGate{shut: make(chan struct{})} }
@@ -51,20 +52,44 @@ func (g *sendGate) pass(ctx context.Context, cmds []redis.Cmder) bool {
 	if ctx.Err() != nil {
 		return false
 	}
+	g.recordLocked(cmds)
+	return true
+}
+
+func (g *sendGate) record(cmds []redis.Cmder) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.recordLocked(cmds)
+}
+
+func (g *sendGate) recordLocked(cmds []redis.Cmder) {
 	for _, cmd := range cmds {
 		if args := cmd.Args(); len(args) > 3 {
-			g.keys = append(g.keys, fmt.Sprint(args[3]))
+			key := fmt.Sprint(args[3])
+			g.keys = append(g.keys, key)
+			g.named = append(g.named, cmd.Name()+" "+key)
 		}
 	}
-	return true
 }
 
 func (g *sendGate) DialHook(next redis.DialHook) redis.DialHook          { return next }
 func (g *sendGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
 
+// sentAs reports whether a script with key as its first key went through
+// as command name ("evalsha", or "eval" after NOSCRIPT).
+func (g *sendGate) sentAs(name, key string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Contains(g.named, name+" "+key)
+}
+
 func (g *sendGate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if len(cmds) == 0 || cmds[0].Name() != "evalsha" {
+		if len(cmds) == 0 {
+			return next(ctx, cmds)
+		}
+		if cmds[0].Name() != "evalsha" {
+			g.record(cmds)
 			return next(ctx, cmds)
 		}
 		g.mu.Lock()
@@ -154,5 +179,53 @@ func TestCallQueuedPastItsDeadlineIsNeverSent(t *testing.T) {
 		if v := r.values(t, key); countNonEmpty(v) != 0 {
 			t.Fatalf("after Release, %s per master: %q; want gone everywhere", key, v)
 		}
+	}
+}
+
+// After a restart (SCRIPT FLUSH) a master answers NOSCRIPT, and the call is
+// sent again as EVAL; not when its deadline passed while the EVALSHA was
+// on its way. Master 4 (fresh: it has no scripts) gets a lock's EVALSHA
+// only after the call's deadline, and answers NOSCRIPT: the call ends with
+// that error and is not sent again, so master 4 never holds the key.
+func TestNoScriptIsNotResentPastTheDeadline(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, 5)
+	r.clients = r.Clients(t, func(o *redis.Options) { o.ContextTimeoutEnabled = false; patientClients(o) })
+	gate := newSendGate()
+	r.clients[4].(*redis.Client).AddHook(gate)
+	const timeout = 300 * time.Millisecond
+	c := r.client(t, WithMasterTimeout(timeout))
+	t.Cleanup(gate.open)
+	if err := r.clients[4].ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	l, err := c.TryLock(ctx, "late", time.Minute)
+	returned := time.Now()
+	if err != nil {
+		t.Fatalf("TryLock with master 4 held: %v", err)
+	}
+	eventually(t, 5*time.Second, "master 4's pipeline held at the gate", func() bool { return gate.heldNow() == 1 })
+	time.Sleep(time.Until(returned.Add(timeout + 50*time.Millisecond))) // its deadline has passed
+	gate.open()
+	select { // master 4's answer, after the EVAL a NOSCRIPT would bring
+	case <-l.acq[4].done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("master 4's call never settled")
+	}
+	if !gate.sentAs("evalsha", "late") {
+		t.Fatal("the held EVALSHA was never sent")
+	}
+	if err := l.acq[4].rep.err; !isNoScript(err) {
+		t.Fatalf("master 4's answer: %v; want its NOSCRIPT", err)
+	}
+	if gate.sentAs("eval", "late") {
+		t.Fatal("the call was sent again as EVAL after its deadline")
+	}
+	if v := r.values(t, "late"); v[4] != "" {
+		t.Fatalf("master 4 holds the late call's key: %q", v)
+	}
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -33,8 +33,15 @@ type Lease struct {
 	ended      error         // nil while held; else why it ended
 	changed    chan struct{} // signals the watcher that validUntil moved
 
-	watchOnce sync.Once     // starts the watcher (see startWatch)
-	interval  time.Duration // auto-extension's, 0 without
+	// shared: the lease's value was handed out by State or came from
+	// Resume, so another Lease may hold the same keys. Its end then is no
+	// proof that the value is free: it is not noted as released, and the
+	// Client never overwrites a key holding it (guarded by mu).
+	shared bool
+
+	watchOnce    sync.Once     // starts the watcher (see startWatch)
+	interval     time.Duration // auto-extension's, 0 without
+	firstRenewal time.Duration // when auto-extension first renews: interval, or sooner when less validity is left
 }
 
 // newLease hands out a lease. Its watcher, which ends it when its validity
@@ -57,7 +64,14 @@ func (c *Client) newLease(key, value string, ttl time.Duration, token fencing.To
 			interval = ttl / 3
 		}
 	}
-	l.interval = interval
+	l.interval, l.firstRenewal = interval, interval
+	if left := validUntil.Sub(c.cfg.clock.Now()); interval >= left {
+		// Little validity left (a slow attempt with a long explicit
+		// interval, or a resumed lease): the first renewal must come
+		// before the validity ends.
+		l.firstRenewal = max(left/2, time.Millisecond)
+	}
+	l.shared = lc.shared
 	c.holders.add(key)
 	if interval > 0 || c.observing() {
 		l.startWatch()
@@ -216,11 +230,13 @@ func (l *Lease) end(cause error) {
 	if first {
 		l.ended = cause
 	}
-	validUntil, ttl := l.validUntil, l.ttl
+	validUntil, ttl, shared := l.validUntil, l.ttl, l.shared
 	l.mu.Unlock()
 	if first && l.parts == nil {
-		// The lease is over: its keys are ours to overwrite (releasedValues).
-		l.c.released.note(l.key, l.value, l.c.cfg.clock.Now().Add(ttl))
+		if !shared {
+			// The lease is over: its keys are ours to overwrite (releasedValues).
+			l.c.released.note(l.key, l.value, l.c.cfg.clock.Now().Add(ttl))
+		}
 		l.c.holders.remove(l.key)
 	}
 	if first && l.parts == nil && errors.Is(cause, ErrLockLost) {
@@ -260,7 +276,7 @@ func (l *Lease) watch(interval time.Duration) {
 	var renewC <-chan time.Time // nil without auto-extension: never fires
 	var renewed chan error      // the renewal under way, nil when none
 	if interval > 0 {
-		renew = clk.NewTimer(interval)
+		renew = clk.NewTimer(l.firstRenewal)
 		defer renew.Stop()
 		renewC = renew.C()
 	}

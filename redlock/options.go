@@ -202,6 +202,9 @@ func WithReleaseNotifications(on bool) Option {
 type lockConfig struct {
 	autoExtend     bool
 	extendInterval time.Duration // 0: a third of the TTL
+	// shared is set by Resume, never by an option: the lease's value may
+	// be held by another Lease too (see Lease.shared).
+	shared bool
 }
 
 // LockOption configures one TryLock or Lock call.

@@ -21,10 +21,11 @@ type LeaseState struct {
 	ValidUntil time.Time     `json:"valid_until"` // wall clock, no monotonic reading
 }
 
-// State returns what Client.Resume needs to take this lease over. It
-// returns the lease's Err when the lease has ended, and an error matching
-// ErrInvalidArgument for a nil lease or a lease of several keys (LockAll),
-// which cannot be resumed.
+// State returns what Client.Resume needs to take this lease over. From
+// then on the lease counts as shared (see Resume): its end no longer lets
+// this Client overwrite its keys. It returns the lease's Err when the lease
+// has ended, and an error matching ErrInvalidArgument for a nil lease or a
+// lease of several keys (LockAll), which cannot be resumed.
 func (l *Lease) State() (LeaseState, error) {
 	if l == nil {
 		return LeaseState{}, invalid("nil lease")
@@ -37,6 +38,12 @@ func (l *Lease) State() (LeaseState, error) {
 		return LeaseState{}, err
 	}
 	l.mu.Lock()
+	if l.ended != nil {
+		err := l.ended
+		l.mu.Unlock()
+		return LeaseState{}, err
+	}
+	l.shared = true // from now on its end proves nothing about the value (end)
 	ttl, validUntil := l.ttl, l.validUntil
 	l.mu.Unlock()
 	return LeaseState{
@@ -46,20 +53,30 @@ func (l *Lease) State() (LeaseState, error) {
 }
 
 // Resume takes over a lease from its State, written by this or another
-// process: Extend and Release of the returned Lease act on the masters as
-// the original's would (owner-checked, by the lease's value), and its Done,
+// process. Extend and Release of the returned Lease are owner-checked on
+// every master by the lease's value, as the original's are, and its Done,
 // Err and Context report its end the same way. Resume sends nothing.
+//
+// The two leases are one lock, not two holders: whichever releases it
+// releases it for both, after which the other's Extend fails with
+// ErrLockLost, but the other's Err stays nil until its own validity ends,
+// so the code behind the two must act as one holder (hand the lease over,
+// then stop using the original). Neither lease's end lets its Client
+// overwrite the keys it left behind, as a Client does after its own
+// releases: the other lease may still hold them.
 //
 // The returned lease is valid until s.ValidUntil as this Client's clock
 // reads it, and never longer than the validity of a fresh s.TTL from now:
 // a state from another machine is only as good as the agreement of the two
 // wall clocks, which the drift allowance (WithDriftFactor) must cover.
-// opts may ask for auto-extension (WithAutoExtend).
+// opts may ask for auto-extension (WithAutoExtend); its first renewal comes
+// before the validity left ends, however short.
 //
 // Errors: ErrClosed after Close; ErrLockLost (wrapped) when s.ValidUntil
 // has passed; ErrInvalidArgument (wrapped) for an empty or reserved key, an
-// empty value, a TTL TryLock would refuse, or a token above
-// fencing.MaxToken.
+// empty value, a TTL TryLock would refuse, no ValidUntil, a token above
+// fencing.MaxToken, a token given to a Client built WithFencing(false), or
+// an auto-extend interval TryLock would refuse.
 func (c *Client) Resume(s LeaseState, opts ...LockOption) (*Lease, error) {
 	if c.closed() {
 		return nil, ErrClosed
@@ -70,21 +87,26 @@ func (c *Client) Resume(s LeaseState, opts ...LockOption) (*Lease, error) {
 	switch {
 	case s.Value == "":
 		return nil, invalid("empty lease value")
+	case s.ValidUntil.IsZero():
+		return nil, invalid("no ValidUntil")
 	case s.Token > fencing.MaxToken:
 		return nil, invalid("token %d is above fencing.MaxToken", s.Token)
+	case s.Token != 0 && !c.cfg.fencing:
+		return nil, invalid("token %d given to a Client without fencing (WithFencing(false))", s.Token)
 	}
 	lc, err := applyLockOptions(opts)
 	if err != nil {
 		return nil, err
+	}
+	if lc.autoExtend && lc.extendInterval >= c.validity(s.TTL) {
+		return nil, invalid("auto-extend interval %v is not shorter than the validity of a %v lease", lc.extendInterval, s.TTL)
 	}
 	now := c.cfg.clock.Now()
 	left := min(s.ValidUntil.Sub(now.Round(0)), c.validity(s.TTL))
 	if left <= 0 {
 		return nil, fmt.Errorf("%w: validity ended at %s", ErrLockLost, s.ValidUntil.Format(time.RFC3339Nano))
 	}
-	if lc.autoExtend && lc.extendInterval >= left {
-		return nil, invalid("auto-extend interval %v is not shorter than the %v of validity left", lc.extendInterval, left)
-	}
+	lc.shared = true
 	c.noteTTL(s.TTL)
 	return c.newLease(s.Key, s.Value, s.TTL, s.Token, now.Add(left), nil, lc), nil
 }

@@ -10,6 +10,21 @@ import (
 	"github.com/quorumlock/quorumlock/fencing"
 )
 
+// onEveryMaster waits until every master holds value at key: a lock
+// returns once a majority granted it, and the SETs to the others may still
+// be on their way; tests that then count keys start from all five.
+func onEveryMaster(t *testing.T, r *rig, key, value string) {
+	t.Helper()
+	eventually(t, 5*time.Second, "every master holds the new lease's key", func() bool {
+		for _, v := range r.values(t, key) {
+			if v != value {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 // A lease handed to another Client through its State, as another process
 // would get it (JSON), is the same lease there: a third client is refused
 // while it is held, the resumed lease extends it and releases it on every
@@ -27,6 +42,7 @@ func TestResumedLeaseActsOnTheSameLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	onEveryMaster(t, r, "job", st.Value)
 	if st.ValidUntil != st.ValidUntil.Round(0) || st.ValidUntil.Sub(orig.ValidUntil()).Abs() > time.Millisecond {
 		t.Fatalf("State().ValidUntil %v; want the lease's deadline %v on the wall clock", st.ValidUntil, orig.ValidUntil())
 	}
@@ -66,9 +82,9 @@ func TestResumedLeaseActsOnTheSameLock(t *testing.T) {
 	if err := resumed.Release(ctx); err != nil {
 		t.Fatalf("Release of the resumed lease: %v", err)
 	}
-	if v := r.values(t, "job"); countNonEmpty(v) != 0 {
-		t.Fatalf("after the resumed lease's Release: %q; want the key gone from every master", v)
-	}
+	// Release returns once a majority deleted; the rest follow.
+	eventually(t, 5*time.Second, "the key gone from every master after the resumed lease's Release",
+		func() bool { return countNonEmpty(r.values(t, "job")) == 0 })
 	if err := orig.Extend(ctx, 10*time.Second); !errors.Is(err, ErrLockLost) {
 		t.Fatalf("the original's Extend after the resumed lease released the lock: %v; want ErrLockLost", err)
 	}
@@ -140,6 +156,7 @@ func TestResumeRejectsBadStates(t *testing.T) {
 		{"token out of range", func(s *LeaseState) { s.Token = fencing.MaxToken + 1 }, ErrInvalidArgument},
 		{"validity ended", func(s *LeaseState) { s.ValidUntil = now.Add(-time.Millisecond) }, ErrLockLost},
 		{"validity ends now", func(s *LeaseState) { s.ValidUntil = now }, ErrLockLost},
+		{"no validity", func(s *LeaseState) { s.ValidUntil = time.Time{} }, ErrInvalidArgument},
 	} {
 		s := good
 		tc.edit(&s)
@@ -147,8 +164,12 @@ func TestResumeRejectsBadStates(t *testing.T) {
 			t.Errorf("%s: Resume = %v, %v; want %v", tc.name, l, err, tc.want)
 		}
 	}
-	if _, err := c.Resume(good, WithAutoExtendInterval(6*time.Second)); !errors.Is(err, ErrInvalidArgument) {
-		t.Errorf("auto-extend interval longer than the validity left: %v; want ErrInvalidArgument", err)
+	if _, err := c.Resume(good, WithAutoExtendInterval(10*time.Second)); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("auto-extend interval as long as the TTL: %v; want ErrInvalidArgument", err)
+	}
+	unfenced := r.client(t, WithClock(clk), WithFencing(false))
+	if _, err := unfenced.Resume(good); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("a token given to a Client without fencing: %v; want ErrInvalidArgument", err)
 	}
 
 	// A deadline further off than a fresh TTL's validity is cut to it.
@@ -191,5 +212,107 @@ func TestStateOfAMultiKeyLeaseIsRefused(t *testing.T) {
 	var nilLease *Lease
 	if _, err := nilLease.State(); !errors.Is(err, ErrInvalidArgument) {
 		t.Fatalf("State of a nil lease: %v; want ErrInvalidArgument", err)
+	}
+}
+
+// Two leases with one value, the original and its resumed copy: when one
+// of them ends by its validity while the other is extended, the ended
+// one's Client must not treat the keys it left as its own to overwrite (as
+// it does after its own releases): the other lease still holds them. Both
+// directions: the original ends while the copy is extended, and the copy
+// ends while the original is extended.
+func TestEndOfASharedLeaseNeverLetsItsClientOverwriteTheOther(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		copyExpires bool // else the original expires
+	}{
+		{"original expires, copy extended", false},
+		{"copy expires, original extended", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			r := newRig(t, 5)
+			clkA, clkB := newFakeClock(), newFakeClock()
+			a, b := r.client(t, WithClock(clkA)), r.client(t, WithClock(clkB))
+			orig, err := a.TryLock(ctx, "job", 2*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := orig.State()
+			if err != nil {
+				t.Fatal(err)
+			}
+			onEveryMaster(t, r, "job", st.Value)
+			resumed, err := b.Resume(st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kept, ended, endedClient, endedClock := resumed, orig, a, clkA
+			if tc.copyExpires {
+				kept, ended, endedClient, endedClock = orig, resumed, b, clkB
+			}
+			if err := kept.Extend(ctx, time.Minute); err != nil {
+				t.Fatalf("Extend of the lease that stays: %v", err)
+			}
+
+			endedClock.Advance(3 * time.Second)
+			if err := ended.Err(); !errors.Is(err, ErrLockLost) {
+				t.Fatalf("the other lease after its validity: %v; want ErrLockLost", err)
+			}
+			if l, err := endedClient.TryLock(ctx, "job", 2*time.Second); !errors.Is(err, ErrNotAcquired) {
+				if l != nil {
+					_ = l.Release(ctx)
+				}
+				t.Fatalf("TryLock by the Client of the ended lease while the other holds the lock: %v; want ErrNotAcquired", err)
+			}
+			vals := r.values(t, "job")
+			for i, v := range vals {
+				if v != st.Value && v != "" {
+					t.Fatalf("master %d holds %q; want only the lease that stayed (%q)", i, v, st.Value)
+				}
+			}
+			if countNonEmpty(vals) < 3 {
+				t.Fatalf("values per master %q; want the lease that stayed on a majority", vals)
+			}
+			if err := kept.Err(); err != nil {
+				t.Fatalf("the lease that stayed: %v", err)
+			}
+			if err := kept.Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// A resumed lease with auto-extension and less validity left than the
+// renewal interval (a 30 s TTL renews every 10 s; 7 s are left) renews
+// before that validity ends, not an interval later.
+func TestResumedLeaseAutoExtendsBeforeItsShortValidityEnds(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, 5)
+	a := r.client(t)
+	orig, err := a.TryLock(ctx, "job", 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := orig.State()
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := newFakeClock()
+	b := r.client(t, WithClock(clk))
+	st.ValidUntil = clk.Now().Add(7 * time.Second) // as b's clock reads it
+	resumed, err := b.Resume(st, WithAutoExtend())
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := resumed.ValidUntil()
+	clk.Advance(3500 * time.Millisecond) // half the validity left: the first renewal is due
+	eventually(t, 5*time.Second, "the resumed lease renewed", func() bool { return resumed.ValidUntil().After(before) })
+	if err := resumed.Err(); err != nil {
+		t.Fatalf("after its renewal: %v", err)
+	}
+	if err := resumed.Release(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

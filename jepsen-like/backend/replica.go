@@ -12,9 +12,12 @@ import (
 // DetachWhenSynced waits until the replica at addr reports its link to its
 // master up (its first sync is done), then detaches it (REPLICAOF NO ONE):
 // from then on it keeps what it had and misses every later write, as a
-// lagging replica does. It polls every pollEvery and returns ctx's error,
-// wrapped, if the replica never syncs.
+// lagging replica does. It polls every pollEvery (which must be positive)
+// and returns ctx's error, wrapped, if the replica never syncs.
 func DetachWhenSynced(ctx context.Context, addr string, pollEvery time.Duration) error {
+	if pollEvery <= 0 {
+		return fmt.Errorf("poll interval %v is not positive", pollEvery)
+	}
 	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true})
 	defer c.Close()
 	for {

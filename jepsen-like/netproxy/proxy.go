@@ -99,18 +99,25 @@ func (p *Proxy) SetPaused(paused bool) {
 }
 
 // waitRunning blocks while the proxy is paused; false once it is closed.
+// It looks again after every resume: a pause that follows at once holds
+// the bytes too.
 func (p *Proxy) waitRunning() bool {
-	p.mu.Lock()
-	resumed, closed := p.resumed, p.closed
-	p.mu.Unlock()
-	if resumed != nil {
+	for {
+		p.mu.Lock()
+		resumed, closed := p.resumed, p.closed
+		p.mu.Unlock()
+		switch {
+		case closed:
+			return false
+		case resumed == nil:
+			return true
+		}
 		select {
 		case <-resumed:
 		case <-p.done:
 			return false
 		}
 	}
-	return !closed
 }
 
 // Reset drops every open connection (e.g. after the target moved).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -190,5 +191,45 @@ func TestCloseWhilePaused(t *testing.T) {
 	}
 	if err := <-done; err == nil {
 		t.Fatal("PING answered through a paused, then closed, link")
+	}
+}
+
+// Replies are held too: a command applied before the pause (a blocked
+// BLPOP) gets its answer only after resume. The link is paused, resumed
+// and paused again first: the last call decides.
+func TestPauseHoldsReplies(t *testing.T) {
+	ctx := context.Background()
+	p, s, _ := start(t)
+	patient := redis.NewClient(&redis.Options{Addr: p.Addr(), MaxRetries: -1, ReadTimeout: 20 * time.Second})
+	defer patient.Close()
+	direct := s.Client(t)
+	done := make(chan []string, 1)
+	go func() { v, _ := patient.BLPop(ctx, 15*time.Second, "q").Result(); done <- v }()
+	deadline := time.Now().Add(5 * time.Second)
+	for { // the BLPOP reached the server and blocks there
+		info, err := direct.Info(ctx, "clients").Result()
+		if err == nil && strings.Contains(info, "blocked_clients:1") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("BLPOP never blocked on the server")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	p.SetPaused(true)
+	p.SetPaused(false)
+	p.SetPaused(true)
+	if err := direct.RPush(ctx, "q", "x").Err(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // the server has answered the BLPOP; the proxy must hold the reply
+	select {
+	case v := <-done:
+		t.Fatalf("BLPOP answered through a paused link: %v", v)
+	default:
+	}
+	p.SetPaused(false)
+	if v := <-done; len(v) != 2 || v[1] != "x" {
+		t.Fatalf("BLPOP after resume: %v; want [q x]", v)
 	}
 }
