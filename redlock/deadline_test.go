@@ -106,6 +106,25 @@ func (g *sendGate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 	}
 }
 
+// gatedTimeout is the per-master timeout of gatedRig's Client.
+const gatedTimeout = 300 * time.Millisecond
+
+// gatedRig is five real masters, master 4's script pipelines passing a
+// sendGate (shut), and a Client with a per-master timeout of gatedTimeout.
+// Its go-redis clients keep go-redis's defaults: a pipeline is bounded by
+// its read timeout (a minute here), not by the context's deadline, so a
+// held worker stays held.
+func gatedRig(t *testing.T) (*rig, *sendGate, *Client) {
+	t.Helper()
+	r := newRig(t, 5)
+	r.clients = r.Clients(t, func(o *redis.Options) { o.ContextTimeoutEnabled = false; patientClients(o) })
+	gate := newSendGate()
+	r.clients[4].(*redis.Client).AddHook(gate)
+	c := r.client(t, WithMasterTimeout(gatedTimeout))
+	t.Cleanup(gate.open) // before Close, which waits for the held pipelines
+	return r, gate, c
+}
+
 // A script call that waits in its master's queue past its deadline is never
 // sent: the round stopped waiting for that master long before, and a SET
 // landing later would leave a key that no attempt accounts for. Both of
@@ -116,15 +135,7 @@ func (g *sendGate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 // reaches it.
 func TestCallQueuedPastItsDeadlineIsNeverSent(t *testing.T) {
 	ctx := context.Background()
-	r := newRig(t, 5)
-	// go-redis's defaults: a pipeline is bounded by its read timeout, not
-	// by the context's deadline, so a held worker stays held.
-	r.clients = r.Clients(t, func(o *redis.Options) { o.ContextTimeoutEnabled = false; patientClients(o) })
-	gate := newSendGate()
-	r.clients[4].(*redis.Client).AddHook(gate)
-	const timeout = 300 * time.Millisecond
-	c := r.client(t, WithMasterTimeout(timeout))
-	t.Cleanup(gate.open) // before Close, which waits for the held pipelines
+	r, gate, c := gatedRig(t)
 
 	var leases []*Lease
 	for i, key := range []string{"busy:1", "busy:2"} {
@@ -147,7 +158,7 @@ func TestCallQueuedPastItsDeadlineIsNeverSent(t *testing.T) {
 		t.Fatalf("master 4's queue holds %d calls; want the third lock's call waiting for a worker", n)
 	}
 	// Its deadline is at most the master timeout after TryLock returned.
-	time.Sleep(time.Until(returned.Add(timeout + 50*time.Millisecond)))
+	time.Sleep(time.Until(returned.Add(gatedTimeout + 50*time.Millisecond)))
 	gate.open()
 
 	marker, err := c.TryLock(ctx, "marker", time.Minute)
@@ -189,13 +200,7 @@ func TestCallQueuedPastItsDeadlineIsNeverSent(t *testing.T) {
 // that error and is not sent again, so master 4 never holds the key.
 func TestNoScriptIsNotResentPastTheDeadline(t *testing.T) {
 	ctx := context.Background()
-	r := newRig(t, 5)
-	r.clients = r.Clients(t, func(o *redis.Options) { o.ContextTimeoutEnabled = false; patientClients(o) })
-	gate := newSendGate()
-	r.clients[4].(*redis.Client).AddHook(gate)
-	const timeout = 300 * time.Millisecond
-	c := r.client(t, WithMasterTimeout(timeout))
-	t.Cleanup(gate.open)
+	r, gate, c := gatedRig(t)
 	if err := r.clients[4].ScriptFlush(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +211,7 @@ func TestNoScriptIsNotResentPastTheDeadline(t *testing.T) {
 		t.Fatalf("TryLock with master 4 held: %v", err)
 	}
 	eventually(t, 5*time.Second, "master 4's pipeline held at the gate", func() bool { return gate.heldNow() == 1 })
-	time.Sleep(time.Until(returned.Add(timeout + 50*time.Millisecond))) // its deadline has passed
+	time.Sleep(time.Until(returned.Add(gatedTimeout + 50*time.Millisecond))) // its deadline has passed
 	gate.open()
 	select { // master 4's answer, after the EVAL a NOSCRIPT would bring
 	case <-l.acq[4].done:

@@ -10,19 +10,29 @@ import (
 	"github.com/quorumlock/quorumlock/fencing"
 )
 
-// onEveryMaster waits until every master holds value at key: a lock
-// returns once a majority granted it, and the SETs to the others may still
-// be on their way; tests that then count keys start from all five.
-func onEveryMaster(t *testing.T, r *rig, key, value string) {
+// lockAndShare takes key with c and returns the lease and its State, once
+// every master holds it: a lock returns once a majority granted it, and the
+// SETs to the others may still be on their way; the tests that count keys
+// afterwards start from all five.
+func lockAndShare(t *testing.T, r *rig, c *Client, key string, ttl time.Duration) (*Lease, LeaseState) {
 	t.Helper()
+	l, err := c.TryLock(context.Background(), key, ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := l.State()
+	if err != nil {
+		t.Fatal(err)
+	}
 	eventually(t, 5*time.Second, "every master holds the new lease's key", func() bool {
 		for _, v := range r.values(t, key) {
-			if v != value {
+			if v != st.Value {
 				return false
 			}
 		}
 		return true
 	})
+	return l, st
 }
 
 // A lease handed to another Client through its State, as another process
@@ -34,15 +44,7 @@ func TestResumedLeaseActsOnTheSameLock(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, 5)
 	a, b, other := r.client(t), r.client(t), r.client(t)
-	orig, err := a.TryLock(ctx, "job", 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := orig.State()
-	if err != nil {
-		t.Fatal(err)
-	}
-	onEveryMaster(t, r, "job", st.Value)
+	orig, st := lockAndShare(t, r, a, "job", 10*time.Second)
 	if st.ValidUntil != st.ValidUntil.Round(0) || st.ValidUntil.Sub(orig.ValidUntil()).Abs() > time.Millisecond {
 		t.Fatalf("State().ValidUntil %v; want the lease's deadline %v on the wall clock", st.ValidUntil, orig.ValidUntil())
 	}
@@ -234,15 +236,7 @@ func TestEndOfASharedLeaseNeverLetsItsClientOverwriteTheOther(t *testing.T) {
 			r := newRig(t, 5)
 			clkA, clkB := newFakeClock(), newFakeClock()
 			a, b := r.client(t, WithClock(clkA)), r.client(t, WithClock(clkB))
-			orig, err := a.TryLock(ctx, "job", 2*time.Second)
-			if err != nil {
-				t.Fatal(err)
-			}
-			st, err := orig.State()
-			if err != nil {
-				t.Fatal(err)
-			}
-			onEveryMaster(t, r, "job", st.Value)
+			orig, st := lockAndShare(t, r, a, "job", 2*time.Second)
 			resumed, err := b.Resume(st)
 			if err != nil {
 				t.Fatal(err)
