@@ -41,7 +41,7 @@ type Lease struct {
 
 	watchOnce    sync.Once     // starts the watcher (see startWatch)
 	interval     time.Duration // auto-extension's, 0 without
-	firstRenewal time.Duration // when auto-extension first renews: interval, or sooner when less validity is left
+	firstRenewal time.Duration // when auto-extension first renews (renewalAfter)
 }
 
 // newLease hands out a lease. Its watcher, which ends it when its validity
@@ -64,13 +64,8 @@ func (c *Client) newLease(key, value string, ttl time.Duration, token fencing.To
 			interval = ttl / 3
 		}
 	}
-	l.interval, l.firstRenewal = interval, interval
-	if left := validUntil.Sub(c.cfg.clock.Now()); interval >= left {
-		// Little validity left (a slow attempt with a long explicit
-		// interval, or a resumed lease): the first renewal must come
-		// before the validity ends.
-		l.firstRenewal = max(left/2, time.Millisecond)
-	}
+	l.interval = interval
+	l.firstRenewal = renewalAfter(interval, validUntil.Sub(c.cfg.clock.Now()))
 	l.shared = lc.shared
 	c.holders.add(key)
 	if interval > 0 || c.observing() {
@@ -312,10 +307,26 @@ func (l *Lease) watch(interval time.Duration) {
 				}
 				return
 			}
-			renew.Reset(interval)
+			renew.Reset(l.nextRenewal(interval, clk.Now()))
 			renewC = renew.C()
 		}
 	}
+}
+
+// renewalAfter is when auto-extension renews next, with left of validity:
+// every interval, or at half the validity left when the interval is not
+// shorter than it (a slow attempt or renewal, a resumed lease), so that the
+// renewal starts before the validity ends (at least a millisecond on).
+func renewalAfter(interval, left time.Duration) time.Duration {
+	if interval < left {
+		return interval
+	}
+	return max(left/2, time.Millisecond)
+}
+
+// nextRenewal is renewalAfter for the lease's validity at now.
+func (l *Lease) nextRenewal(interval time.Duration, now time.Time) time.Duration {
+	return renewalAfter(interval, l.ValidUntil().Sub(now))
 }
 
 func (l *Lease) resetExpiry(t Timer) {
@@ -329,9 +340,16 @@ func (l *Lease) resetExpiry(t Timer) {
 }
 
 // lose ends the lease as lost and removes its keys in the background so that
-// others need not wait for them to expire.
+// others need not wait for them to expire. A shared lease's keys are left to
+// expire: the other copy may still hold them, valid (see Lease.shared).
 func (l *Lease) lose(cause error) {
 	l.end(cause)
+	l.mu.Lock()
+	shared := l.shared
+	l.mu.Unlock()
+	if shared {
+		return
+	}
 	l.c.spawn(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), l.c.masterTimeout(l.TTL()))
 		defer cancel()

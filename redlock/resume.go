@@ -69,8 +69,14 @@ func (l *Lease) State() (LeaseState, error) {
 // reads it, and never longer than the validity of a fresh s.TTL from now:
 // a state from another machine is only as good as the agreement of the two
 // wall clocks, which the drift allowance (WithDriftFactor) must cover.
-// opts may ask for auto-extension (WithAutoExtend); its first renewal comes
-// before the validity left ends, however short.
+// opts may ask for auto-extension (WithAutoExtend); with less validity left
+// than its interval, the first renewal starts at half the validity left.
+//
+// A lost copy (its renewal failed, or its validity ran out) leaves the keys
+// to expire rather than deleting them, since the other copy may still hold
+// them. An original with auto-extension keeps renewing after its State was
+// handed over, until it is released or its Client closes: hand over leases
+// without auto-extension, or let the original's process do the renewing.
 //
 // Errors: ErrClosed after Close; ErrLockLost (wrapped) when s.ValidUntil
 // has passed; ErrInvalidArgument (wrapped) for an empty or reserved key, an

@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/fencing"
 )
@@ -308,5 +311,107 @@ func TestResumedLeaseAutoExtendsBeforeItsShortValidityEnds(t *testing.T) {
 	}
 	if err := resumed.Release(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// failExtends is a go-redis hook that, while on, fails every pipeline
+// carrying the extend script, without sending it.
+type failExtends struct{ on atomic.Bool }
+
+var errInjectedExtend = errors.New("injected: extend not sent")
+
+func (f *failExtends) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (f *failExtends) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (f *failExtends) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if f.on.Load() {
+			for _, c := range cmds {
+				if args := c.Args(); len(args) > 1 && args[1] == extendScript.Hash() {
+					for _, c := range cmds {
+						c.SetErr(errInjectedExtend)
+					}
+					return errInjectedExtend
+				}
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// A shared lease that is lost because its own renewal failed (no quorum:
+// three masters' extends fail on its side only) must not delete the keys:
+// its resumed copy still holds them, valid. An unshared lease removes its
+// keys when it is lost; this one leaves them to the copy.
+func TestLostSharedLeaseLeavesTheKeysToItsCopy(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, 5)
+	own := r.Clients(t)
+	failing := &failExtends{}
+	for _, rc := range own[:3] {
+		rc.AddHook(failing)
+	}
+	a, err := New(own, WithoutQuarantine())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	orig, err := a.TryLock(ctx, "job", 10*time.Second, WithAutoExtendInterval(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := orig.State()
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "every master holds the lease", func() bool {
+		for _, v := range r.values(t, "job") {
+			if v != st.Value {
+				return false
+			}
+		}
+		return true
+	})
+	b := r.client(t)
+	resumed, err := b.Resume(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	failing.on.Store(true)
+	select {
+	case <-orig.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the original's failing renewals never ended it")
+	}
+	if err := orig.Err(); !errors.Is(err, ErrLockLost) {
+		t.Fatalf("the original after its renewal failed: %v; want ErrLockLost", err)
+	}
+	if err := a.Close(); err != nil { // waits for every goroutine it started, a background delete included
+		t.Fatal(err)
+	}
+	for i, v := range r.values(t, "job") {
+		if v != st.Value {
+			t.Fatalf("master %d holds %q after the original was lost; want the copy's keys untouched", i, v)
+		}
+	}
+	if err := resumed.Extend(ctx, 10*time.Second); err != nil {
+		t.Fatalf("the resumed copy's Extend: %v; want its keys still there", err)
+	}
+	if err := resumed.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRenewalAfter(t *testing.T) {
+	for _, tc := range []struct{ interval, left, want time.Duration }{
+		{10 * time.Second, 29 * time.Second, 10 * time.Second}, // the usual: every interval
+		{10 * time.Second, 7 * time.Second, 3500 * time.Millisecond},
+		{10 * time.Second, 10 * time.Second, 5 * time.Second}, // an interval of exactly the validity left would be too late
+		{10 * time.Second, time.Millisecond, time.Millisecond},
+		{10 * time.Second, -time.Second, time.Millisecond},
+	} {
+		if got := renewalAfter(tc.interval, tc.left); got != tc.want {
+			t.Errorf("renewalAfter(%v, %v) = %v; want %v", tc.interval, tc.left, got, tc.want)
+		}
 	}
 }
