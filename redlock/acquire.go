@@ -205,8 +205,7 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, lc 
 		var granted func()
 		if info.watchSplit && !errors.Is(kind, ErrNoQuorum) {
 			split := make(chan struct{})
-			var once sync.Once
-			granted = func() { once.Do(func() { close(split) }) }
+			granted = sync.OnceFunc(func() { close(split) })
 			info.split = split
 		}
 		c.cleanupAttempt(key, value, ttl, start, r.calls, granted)

@@ -39,9 +39,8 @@ type Lease struct {
 	// Client never overwrites a key holding it (guarded by mu).
 	shared bool
 
-	watchOnce    sync.Once     // starts the watcher (see startWatch)
-	interval     time.Duration // auto-extension's, 0 without
-	firstRenewal time.Duration // when auto-extension first renews (renewalAfter)
+	watchOnce sync.Once     // starts the watcher (see startWatch)
+	interval  time.Duration // auto-extension's, 0 without
 }
 
 // newLease hands out a lease. Its watcher, which ends it when its validity
@@ -65,7 +64,6 @@ func (c *Client) newLease(key, value string, ttl time.Duration, token fencing.To
 		}
 	}
 	l.interval = interval
-	l.firstRenewal = renewalAfter(interval, validUntil.Sub(c.cfg.clock.Now()))
 	l.shared = lc.shared
 	c.holders.add(key)
 	if interval > 0 || c.observing() {
@@ -78,7 +76,7 @@ func (c *Client) newLease(key, value string, ttl time.Duration, token fencing.To
 // lease ends instead.
 func (l *Lease) startWatch() {
 	l.watchOnce.Do(func() {
-		if !l.c.spawn(func() { l.watch(l.interval) }) {
+		if !l.c.spawn(l.watch) {
 			l.end(errClosedLease)
 		}
 	})
@@ -262,16 +260,17 @@ func (l *Lease) held(now time.Time) error {
 }
 
 // watch ends the lease when its validity runs out, and renews it every
-// interval (when interval > 0) until it ends.
-func (l *Lease) watch(interval time.Duration) {
+// interval (when l.interval > 0, see renewalAfter) until it ends.
+func (l *Lease) watch() {
 	clk := l.c.cfg.clock
+	interval := l.interval
 	expiry := clk.NewTimer(l.ValidUntil().Sub(clk.Now()))
 	defer expiry.Stop()
 	var renew Timer
 	var renewC <-chan time.Time // nil without auto-extension: never fires
 	var renewed chan error      // the renewal under way, nil when none
 	if interval > 0 {
-		renew = clk.NewTimer(l.firstRenewal)
+		renew = clk.NewTimer(l.nextRenewal(interval, clk.Now()))
 		defer renew.Stop()
 		renewC = renew.C()
 	}

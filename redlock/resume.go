@@ -1,6 +1,7 @@
 package redlock
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -84,10 +85,8 @@ func (l *Lease) State() (LeaseState, error) {
 // fencing.MaxToken, a token given to a Client built WithFencing(false), or
 // an auto-extend interval TryLock would refuse.
 func (c *Client) Resume(s LeaseState, opts ...LockOption) (*Lease, error) {
-	if c.closed() {
-		return nil, ErrClosed
-	}
-	if err := c.checkKeyTTL(s.Key, s.TTL); err != nil {
+	lc, err := c.prepare(context.Background(), s.Key, s.TTL, opts) // as TryLock's arguments
+	if err != nil {
 		return nil, err
 	}
 	switch {
@@ -100,19 +99,11 @@ func (c *Client) Resume(s LeaseState, opts ...LockOption) (*Lease, error) {
 	case s.Token != 0 && !c.cfg.fencing:
 		return nil, invalid("token %d given to a Client without fencing (WithFencing(false))", s.Token)
 	}
-	lc, err := applyLockOptions(opts)
-	if err != nil {
-		return nil, err
-	}
-	if lc.autoExtend && lc.extendInterval >= c.validity(s.TTL) {
-		return nil, invalid("auto-extend interval %v is not shorter than the validity of a %v lease", lc.extendInterval, s.TTL)
-	}
 	now := c.cfg.clock.Now()
 	left := min(s.ValidUntil.Sub(now.Round(0)), c.validity(s.TTL))
 	if left <= 0 {
 		return nil, fmt.Errorf("%w: validity ended at %s", ErrLockLost, s.ValidUntil.Format(time.RFC3339Nano))
 	}
 	lc.shared = true
-	c.noteTTL(s.TTL)
 	return c.newLease(s.Key, s.Value, s.TTL, s.Token, now.Add(left), nil, lc), nil
 }
