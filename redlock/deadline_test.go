@@ -3,122 +3,25 @@ package redlock
 import (
 	"context"
 	"fmt"
-	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// sendGate holds a master's script pipelines on the client side while it is
-// shut (as a stalled master holds them on the wire, but with the test
-// knowing how many are held) and records the first key of every script it
-// lets through.
-type sendGate struct {
-	once sync.Once
-	shut chan struct{}
-
-	mu    sync.Mutex
-	held  int
-	keys  []string // first key of every script sent
-	named []string // "evalsha KEY" or "eval KEY", the same
-}
-
-func newSendGate() *sendGate { return &sendGate{shut: make(chan struct{})} }
-
-func (g *sendGate) open() { g.once.Do(func() { close(g.shut) }) }
-
-// heldNow is how many pipelines wait at the gate.
-func (g *sendGate) heldNow() int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.held
-}
-
-// sent reports whether a script with key as its first key went through.
-func (g *sendGate) sent(key string) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return slices.Contains(g.keys, key)
-}
-
-// pass ends a pipeline's wait at the gate and records its keys unless its
-// context ended first (then it is not sent).
-func (g *sendGate) pass(ctx context.Context, cmds []redis.Cmder) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.held--
-	if ctx.Err() != nil {
-		return false
-	}
-	g.recordLocked(cmds)
-	return true
-}
-
-func (g *sendGate) record(cmds []redis.Cmder) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.recordLocked(cmds)
-}
-
-func (g *sendGate) recordLocked(cmds []redis.Cmder) {
-	for _, cmd := range cmds {
-		if args := cmd.Args(); len(args) > 3 {
-			key := fmt.Sprint(args[3])
-			g.keys = append(g.keys, key)
-			g.named = append(g.named, cmd.Name()+" "+key)
-		}
-	}
-}
-
-func (g *sendGate) DialHook(next redis.DialHook) redis.DialHook          { return next }
-func (g *sendGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
-
-// sentAs reports whether a script with key as its first key went through
-// as command name ("evalsha", or "eval" after NOSCRIPT).
-func (g *sendGate) sentAs(name, key string) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return slices.Contains(g.named, name+" "+key)
-}
-
-func (g *sendGate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if len(cmds) == 0 {
-			return next(ctx, cmds)
-		}
-		if cmds[0].Name() != "evalsha" {
-			g.record(cmds)
-			return next(ctx, cmds)
-		}
-		g.mu.Lock()
-		g.held++
-		g.mu.Unlock()
-		select {
-		case <-g.shut:
-		case <-ctx.Done():
-		}
-		if !g.pass(ctx, cmds) {
-			return ctx.Err()
-		}
-		return next(ctx, cmds)
-	}
-}
-
 // gatedTimeout is the per-master timeout of gatedRig's Client.
 const gatedTimeout = 300 * time.Millisecond
 
 // gatedRig is five real masters, master 4's script pipelines passing a
-// sendGate (shut), and a Client with a per-master timeout of gatedTimeout.
+// pipelineGate for scripts (shut), and a Client with a per-master timeout of gatedTimeout.
 // Its go-redis clients keep go-redis's defaults: a pipeline is bounded by
 // its read timeout (a minute here), not by the context's deadline, so a
 // held worker stays held.
-func gatedRig(t *testing.T) (*rig, *sendGate, *Client) {
+func gatedRig(t *testing.T) (*rig, *pipelineGate, *Client) {
 	t.Helper()
 	r := newRig(t, 5)
 	r.clients = r.Clients(t, func(o *redis.Options) { o.ContextTimeoutEnabled = false; patientClients(o) })
-	gate := newSendGate()
+	gate := newPipelineGate("evalsha", true)
 	r.clients[4].(*redis.Client).AddHook(gate)
 	c := r.client(t, WithMasterTimeout(gatedTimeout))
 	t.Cleanup(gate.open) // before Close, which waits for the held pipelines
@@ -167,17 +70,17 @@ func TestCallQueuedPastItsDeadlineIsNeverSent(t *testing.T) {
 	}
 	leases = append(leases, marker)
 	eventually(t, 5*time.Second, "master 4 is sent the marker lock queued after the gate opened",
-		func() bool { return gate.sent("marker") })
+		func() bool { return gate.sentKey("marker") })
 	eventually(t, 5*time.Second, "master 4's queue drained", func() bool { return len(c.masters[4].batch.queue) == 0 })
 
-	if gate.sent("queued") {
+	if gate.sentKey("queued") {
 		t.Fatal("the call that waited past its deadline was sent to master 4")
 	}
 	if v := r.values(t, "queued"); v[4] != "" || countNonEmpty(v) != 4 {
 		t.Fatalf("values of the queued lock per master: %q; want it on masters 0 to 3 only", v)
 	}
 	for _, key := range []string{"busy:1", "busy:2"} {
-		if !gate.sent(key) {
+		if !gate.sentKey(key) {
 			t.Fatalf("the held pipeline of %s was never sent once the gate opened", key)
 		}
 	}

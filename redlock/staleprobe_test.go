@@ -3,8 +3,6 @@ package redlock
 import (
 	"context"
 	"errors"
-	"net"
-	"sync"
 	"testing"
 	"time"
 
@@ -129,54 +127,6 @@ func TestStalledMasterProbeIsNotWaitedFor(t *testing.T) {
 	}
 }
 
-// probeGate holds a master's probes (the pipelines that start with INFO)
-// while it is shut; every other command goes through.
-type probeGate struct {
-	mu   sync.Mutex
-	shut chan struct{}
-}
-
-func (g *probeGate) hold() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.shut == nil {
-		g.shut = make(chan struct{})
-	}
-}
-
-func (g *probeGate) open() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.shut != nil {
-		close(g.shut)
-		g.shut = nil
-	}
-}
-
-func (g *probeGate) DialHook(next redis.DialHook) redis.DialHook {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) { return next(ctx, network, addr) }
-}
-
-func (g *probeGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
-
-func (g *probeGate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if len(cmds) > 0 && cmds[0].Name() == "info" {
-			g.mu.Lock()
-			shut := g.shut
-			g.mu.Unlock()
-			if shut != nil {
-				select {
-				case <-shut:
-				case <-ctx.Done():
-					return ctx.Err()
-				}
-			}
-		}
-		return next(ctx, cmds)
-	}
-}
-
 // A master counts by itself only on a probe sent at most a second ago.
 // Masters 2, 3 and 4 answer every command but their probes, which are held:
 // their last answered probe is over a second old and the probes in flight
@@ -191,9 +141,9 @@ func TestStaleMasterCountsOnlyInAllGrantRounds(t *testing.T) {
 	r := &rig{Cluster: clustertest.Start(t, 5, clustertest.AOFAlways)}
 	t.Cleanup(r.ResumeAll)
 	r.clients = r.Clients(t, patientClients)
-	gates := make([]*probeGate, len(r.clients))
+	gates := make([]*pipelineGate, len(r.clients))
 	for i, rc := range r.clients {
-		gates[i] = &probeGate{}
+		gates[i] = newPipelineGate("info", false)
 		rc.AddHook(gates[i])
 	}
 	c, clk := staleProbeClient(t, r.clients)
@@ -204,7 +154,7 @@ func TestStaleMasterCountsOnlyInAllGrantRounds(t *testing.T) {
 	})
 	t0 := clk.Now()
 	for _, i := range []int{2, 3, 4} {
-		gates[i].hold()
+		gates[i].shut()
 	}
 	clk.Advance(probeInterval / 2)
 	c.startProbes() // what every operation starts with: all five are due

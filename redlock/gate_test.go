@@ -1,0 +1,125 @@
+package redlock
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// pipelineGate is a go-redis hook that, while shut, holds on the client side
+// every pipeline whose first command is holds ("info": probes; "evalsha":
+// scripts), as a stalled master would hold them on the wire but with the
+// test knowing how many are held. Everything else goes through. It records
+// the first key of every script it lets through.
+type pipelineGate struct {
+	holds string // the first command of the pipelines it holds
+
+	mu     sync.Mutex
+	closed chan struct{} // nil while open; closed to let the held ones go
+	held   int
+	sent   []sentScript
+}
+
+// sentScript is a script that went through: its command ("evalsha", or
+// "eval" after NOSCRIPT) and first key.
+type sentScript struct{ name, key string }
+
+// newPipelineGate is a gate for pipelines that start with holds, shut or
+// open.
+func newPipelineGate(holds string, shut bool) *pipelineGate {
+	g := &pipelineGate{holds: holds}
+	if shut {
+		g.shut()
+	}
+	return g
+}
+
+// shut makes the gate hold pipelines from now on.
+func (g *pipelineGate) shut() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed == nil {
+		g.closed = make(chan struct{})
+	}
+}
+
+// open lets every held pipeline, and all later ones, through.
+func (g *pipelineGate) open() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed != nil {
+		close(g.closed)
+		g.closed = nil
+	}
+}
+
+// heldNow is how many pipelines wait at the gate.
+func (g *pipelineGate) heldNow() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.held
+}
+
+// sentKey reports whether a script with key as its first key went through.
+func (g *pipelineGate) sentKey(key string) bool { return g.sentAs("", key) }
+
+// sentAs reports whether a script with key as its first key went through
+// as command name ("" for any).
+func (g *pipelineGate) sentAs(name, key string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, s := range g.sent {
+		if s.key == key && (name == "" || s.name == name) {
+			return true
+		}
+	}
+	return false
+}
+
+func (g *pipelineGate) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (g *pipelineGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (g *pipelineGate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if !g.wait(ctx, cmds) {
+			return ctx.Err() // not sent
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// wait holds cmds while the gate is shut and they start with g.holds, then
+// records their scripts; false when ctx ended first.
+func (g *pipelineGate) wait(ctx context.Context, cmds []redis.Cmder) bool {
+	g.mu.Lock()
+	gate := g.closed
+	if len(cmds) == 0 || cmds[0].Name() != g.holds {
+		gate = nil
+	}
+	if gate != nil {
+		g.held++
+	}
+	g.mu.Unlock()
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+		}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if gate != nil {
+		g.held--
+	}
+	if ctx.Err() != nil {
+		return false
+	}
+	for _, cmd := range cmds {
+		if args := cmd.Args(); len(args) > 3 && (cmd.Name() == "evalsha" || cmd.Name() == "eval") {
+			g.sent = append(g.sent, sentScript{cmd.Name(), fmt.Sprint(args[3])})
+		}
+	}
+	return true
+}
