@@ -91,8 +91,13 @@ func (c *config) parseMaster(i int, raw string) (*master, error) {
 	}
 	o, err := redis.ParseURL(u.String())
 	if err != nil {
+		// go-redis quotes pieces of the URL (a path it cannot read as a
+		// database number, say), which may hold the password as url.Parse
+		// reads it or as a person does ("redis:///:secret@" has none for
+		// url.Parse).
 		pw, _ := u.User.Password()
-		return nil, fmt.Errorf("%w: master %d: %s: %s", ErrInvalidArgument, i, display, scrub(err.Error(), pw))
+		msg := scrub(scrub(err.Error(), pw), readPassword(raw))
+		return nil, fmt.Errorf("%w: master %d: %s: %s", ErrInvalidArgument, i, display, msg)
 	}
 	if o.Password == "" {
 		switch {
@@ -138,6 +143,22 @@ func hideUserinfo(raw string) string {
 		}
 	}
 	return scheme + "://" + user + ":xxxxx" + rest[at:]
+}
+
+// readPassword is the password as a person reads raw, whether url.Parse
+// agrees or not: what follows the first ":" after the scheme, up to the
+// last "@"; "" when there is none.
+func readPassword(raw string) string {
+	_, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return ""
+	}
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return ""
+	}
+	_, pw, _ := strings.Cut(rest[:at], ":")
+	return pw
 }
 
 // scrub removes a password, raw and URL-escaped, from a message.
