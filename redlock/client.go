@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/internal/background"
+	"github.com/quorumlock/quorumlock/internal/quorum"
 )
 
 // MaxMasters is the largest number of masters a Client accepts.
@@ -49,7 +50,8 @@ type Client struct {
 //
 // New returns an error matching ErrInvalidArgument for zero or too many
 // masters, a nil client (also a typed nil such as (*redis.Client)(nil)), the
-// same client twice, or an unusable option.
+// same client twice, an unusable option, or a data-loss tolerance the masters
+// cannot give (WithDataLossTolerance).
 func New(masters []redis.UniversalClient, opts ...Option) (*Client, error) {
 	switch {
 	case len(masters) == 0:
@@ -76,9 +78,18 @@ func New(masters []redis.UniversalClient, opts ...Option) (*Client, error) {
 			return nil, err
 		}
 	}
+	if err := quorum.Check(len(masters), cfg.tolerance); err != nil {
+		return nil, invalid("%v", err)
+	}
+	if cfg.tolerance > 0 {
+		if cfg.quarantineSet {
+			return nil, invalid("WithDataLossTolerance(%d) replaces the restart quarantine: drop WithQuarantine/WithoutQuarantine", cfg.tolerance)
+		}
+		cfg.quarantine = false
+	}
 	c := &Client{
 		cfg:      cfg,
-		quorum:   len(masters)/2 + 1,
+		quorum:   quorum.Size(len(masters), cfg.tolerance),
 		tokens:   newTokenCache(),
 		released: newReleasedValues(),
 		queues:   newFIFOQueues(),
@@ -100,7 +111,8 @@ func New(masters []redis.UniversalClient, opts ...Option) (*Client, error) {
 	return c, nil
 }
 
-// Quorum is the number of masters that must agree: ⌊M/2⌋+1.
+// Quorum is the number of masters that must agree: ⌊(M+f)/2⌋+1, with f the
+// data-loss tolerance (WithDataLossTolerance; 0 by default: a majority).
 func (c *Client) Quorum() int { return c.quorum }
 
 // Masters is the number of masters.

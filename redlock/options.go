@@ -32,6 +32,8 @@ type config struct {
 	fencing        bool
 	quarantine     bool
 	quarantineMin  time.Duration
+	quarantineSet  bool // WithQuarantine or WithoutQuarantine was given
+	tolerance      int  // WithDataLossTolerance's f
 	maxInFlight    int
 	cleanupHorizon time.Duration
 	notifications  bool
@@ -139,7 +141,7 @@ func WithQuarantine(d time.Duration) Option {
 		if d < 0 {
 			return invalid("quarantine %v is negative", d)
 		}
-		c.quarantine, c.quarantineMin = true, d
+		c.quarantine, c.quarantineMin, c.quarantineSet = true, d, true
 		return nil
 	}
 }
@@ -149,7 +151,31 @@ func WithQuarantine(d time.Duration) Option {
 // it exists for the fault suite, which shows what quarantine prevents, and
 // for embedded masters that never restart.
 func WithoutQuarantine() Option {
-	return func(c *config) error { c.quarantine = false; return nil }
+	return func(c *config) error { c.quarantine, c.quarantineSet = false, true; return nil }
+}
+
+// WithDataLossTolerance makes the Client safe when at most f masters lose
+// data (a restart without appendfsync always, a FLUSHALL, a rollback to an
+// older snapshot, a failover to a lagging replica) while a lease lives,
+// without detecting any of it: the quorum becomes ⌊(M+f)/2⌋ + 1, so any two
+// quorums share at least f+1 masters and one of them kept the earlier
+// lease's key and fencing counter (docs/safety.md). With f > 0 the restart
+// quarantine is not needed and is off: no probes decide a vote, restarted
+// masters vote at once, and WithQuarantine or WithoutQuarantine beside it is
+// an error. The price is availability: five masters with f = 1 need four
+// votes and tolerate one failed master instead of two. Default 0 (a
+// majority, with the restart quarantine).
+//
+// New returns an error matching ErrInvalidArgument when f is negative or the
+// quorum it needs is larger than the number of masters.
+func WithDataLossTolerance(f int) Option {
+	return func(c *config) error {
+		if f < 0 {
+			return invalid("data-loss tolerance %d is negative", f)
+		}
+		c.tolerance = f
+		return nil
+	}
 }
 
 // WithMaxInFlight bounds the commands to one master still waiting for an

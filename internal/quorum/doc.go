@@ -1,0 +1,4 @@
+// Package quorum holds the one formula every part of quorumlock counts votes
+// with: the quorum of M masters of which at most f may lose data while a
+// lease lives (docs/safety.md, "A quorum that needs no detection").
+package quorum
