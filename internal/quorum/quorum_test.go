@@ -48,3 +48,13 @@ func TestCheckRefusesUnusablePairs(t *testing.T) {
 		}
 	}
 }
+
+// The words are pinned: outside checks read them.
+func TestTallyWords(t *testing.T) {
+	if got, want := (Tally{Granted: 3, Counted: 2, Needed: 3, Answered: 4, Masters: 5}).String(), "3 granted, 2 count, 3 needed; 4 of 5 answered"; got != want {
+		t.Errorf("Tally = %q, want %q", got, want)
+	}
+	if got, want := Standing(4, 5, 3), "4 of 5 masters count, 3 needed"; got != want {
+		t.Errorf("Standing = %q, want %q", got, want)
+	}
+}
