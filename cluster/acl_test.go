@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/keys"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/cluster/clustertest"
@@ -132,7 +134,7 @@ func TestACLUserRunsTheLibrary(t *testing.T) {
 			_ = l.Release(ctx)
 		}
 		h := locks.Health()[0]
-		got, _ := admin.Get(ctx, redlock.FencePrefix+"locks:a").Int64()
+		got, _ := admin.Get(ctx, keys.Bucket(keys.BucketOf("locks:a", redlock.DefaultFenceBuckets))).Int64()
 		if !h.Quarantined && h.Probed && got >= int64(last) {
 			break
 		}
@@ -204,7 +206,7 @@ func TestACLUserCannotTouchOtherKeys(t *testing.T) {
 	}
 	t.Logf("lock outside the prefix: %v", err)
 	for i, s := range rc.Servers {
-		n, err := s.Client(t).Exists(ctx, redlock.FencePrefix+"payroll").Result()
+		n, err := s.Client(t).Exists(ctx, keys.Bucket(keys.BucketOf("payroll", redlock.DefaultFenceBuckets))).Result()
 		if err != nil || n != 0 {
 			t.Errorf("master %d: fencing counter of the refused key: exists=%d %v", i, n, err)
 		}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/probe"
+	"github.com/quorumlock/quorumlock/internal/quorum"
+	"github.com/quorumlock/quorumlock/internal/restart"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -30,7 +32,12 @@ type MasterStatus struct {
 	AppendFsync string // "always", "everysec", "no", or "" when CONFIG GET is refused
 	RDBSaves    string // the save setting ("" for none or unknown)
 	DELEX       bool   // has DELEX (Redis ≥ 8.4)
-	Epoch       bool   // carries a quorumlock epoch marker
+	// Certified says the master's certificate names its lineage (run_id and
+	// master_replid): its yes counts by itself (rule V, docs/safety.md).
+	Certified bool
+	// RecordFree says it carries no quorumlock record at all (a fresh
+	// master, or one that lost everything).
+	RecordFree bool
 
 	// Replication: Role is "master" or "slave"; Promoted says it is a
 	// promoted replica (a failover happened); Replicas counts its connected
@@ -42,24 +49,26 @@ type MasterStatus struct {
 	Warnings []string
 
 	// Quarantined says that a quorumlock client meeting this master now would
-	// not count its vote by itself yet (it still counts in rounds that every
+	// not count its yes by itself (it still counts in rounds that every
 	// master grants); QuarantineReason says why, QuarantineErr matches the
-	// reason's redlock sentinel (redlock.ErrYoung, ErrDataLost, ErrPromoted,
-	// ...), and QuarantineLeft is how much longer a time quarantine lasts (0
-	// when the wait is for a counter sync).
+	// reason's redlock sentinel (redlock.ErrNotCertified, ErrDataLost,
+	// ErrRestarted, ErrPromoted, ...), and QuarantineLeft is how long such a
+	// client waits before raising its counters (0 when it does not wait).
 	Quarantined      bool
 	QuarantineReason string
 	QuarantineErr    error
 	QuarantineLeft   time.Duration
 
-	// Fresh says that no master of the cluster carries an epoch marker and
-	// every master answered: nobody has locked with quarantine yet, and the
-	// first lock marks them all at once.
+	// Fresh says that no master carries a certificate and enough masters
+	// carry no record at all (⌈(M+q)/2⌉): the first lock certifies them all
+	// at once (rule S).
 	Fresh bool
 }
 
-// Durable reports appendonly yes with appendfsync always: a restart loses
-// nothing acknowledged, so the master may vote at once.
+// Durable reports appendonly yes with appendfsync always: a kill -9 loses
+// nothing acknowledged. quorumlock does not count a restarted master at once
+// for it (the previous process's config is not the current one's): it is
+// advice for operators (docs/safety.md).
 func (s MasterStatus) Durable() bool { return s.AOF && s.AppendFsync == "always" }
 
 // Check probes every master in parallel, each within ctx, and reports one
@@ -68,12 +77,12 @@ func (s MasterStatus) Durable() bool { return s.AOF && s.AppendFsync == "always"
 // fails as a whole: an unreachable master has Reachable false and Err set.
 func (c *Cluster) Check(ctx context.Context) []MasterStatus {
 	out := make([]MasterStatus, len(c.clients))
-	states := make([]probe.State, len(c.clients))
+	infos := make([]probe.Info, len(c.clients))
 	var wg sync.WaitGroup
 	for i, rc := range c.clients {
 		wg.Go(func() {
 			st := MasterStatus{Master: i, URL: c.urls[i]}
-			info, err := probe.Master(ctx, rc, probe.Keys{Epoch: redlock.EpochKey, Synced: redlock.SyncedKey})
+			info, err := probe.Master(ctx, rc)
 			if err != nil {
 				st.Err = fmt.Errorf("%w (%s): %w", redlock.ErrUnreachable, probe.Cause(err), err)
 				out[i] = st
@@ -83,39 +92,63 @@ func (c *Cluster) Check(ctx context.Context) []MasterStatus {
 			st.Latency, st.ClockOffset = info.Latency, info.ClockOffset
 			st.Version, st.RunID, st.Uptime = info.Version, info.RunID, info.Uptime
 			st.AOF, st.AppendFsync, st.RDBSaves = info.AOF, info.AppendFsync, info.RDBSaves
-			st.DELEX, st.Epoch = info.DELEX, info.Epoch != ""
+			st.DELEX, st.Certified, st.RecordFree = info.DELEX, info.Certified(), info.RecordFree()
 			st.Role, st.Promoted, st.Replicas = info.Role, info.Promoted, info.Replicas
 			st.Warnings = replicationWarnings(info)
-			states[i] = probe.State{}.Observe(info, time.Now())
+			infos[i] = info
 			out[i] = st
 		})
 	}
 	wg.Wait()
-	fresh := true
-	for _, st := range out {
-		fresh = fresh && st.Reachable && !st.Epoch
-	}
-	now := time.Now()
-	for i := range out {
-		st := &out[i]
+	judge(out, infos, c.longestTTL)
+	return out
+}
+
+// judge sets the quarantine fields as a client meeting the masters for the
+// first time, with longest the longest TTL in use, would find them: certified
+// masters count; a fresh cluster is certified at the first lock (rule S);
+// any other master waits the longest TTL in use (the largest of longest and
+// what the masters' lambda sets say), then has its counters raised.
+func judge(out []MasterStatus, infos []probe.Info, longest time.Duration) {
+	m := len(out)
+	q := quorum.Size(m, 0)
+	recordFree, certs := 0, 0
+	for i, st := range out {
 		if !st.Reachable {
 			continue
 		}
-		state := states[i]
-		if fresh {
-			st.Fresh = true
-			state = state.Bootstrapped("fresh")
+		longest = max(longest, infos[i].Lambda)
+		if st.RecordFree {
+			recordFree++
 		}
-		v := state.Verdict(now, c.longestTTL)
-		if v.Votes() {
-			continue
-		}
-		st.Quarantined, st.QuarantineReason, st.QuarantineErr = true, v.String(), v.Err()
-		if v.TimeQuarantine() {
-			st.QuarantineLeft = v.Until.Sub(now)
+		if infos[i].Cert != "" {
+			certs++
 		}
 	}
-	return out
+	fresh := certs == 0 && recordFree >= restart.ScratchSize(m, q)
+	now := time.Now()
+	for i := range out {
+		st := &out[i]
+		if !st.Reachable || st.Certified {
+			continue
+		}
+		v := probe.Verdict{Kind: probe.Uncertified(infos[i]), Now: now}
+		if v.Kind == probe.NotCertified && certs > 0 {
+			v.Kind = probe.DataLost // it lost everything: its peers are certified
+		}
+		switch {
+		case fresh && st.RecordFree:
+			st.Fresh = true
+			v.Detail = "the first lock certifies the fresh cluster at once"
+		case v.Kind == probe.NotCertified && certs == 0:
+			v.Detail = fmt.Sprintf("a fresh cluster is certified once %d of the %d masters answer with no quorumlock record; %d do now",
+				restart.ScratchSize(m, q), m, recordFree)
+		case v.Kind != probe.Replica:
+			v.Until = now.Add(longest)
+			st.QuarantineLeft = longest
+		}
+		st.Quarantined, st.QuarantineReason, st.QuarantineErr = true, v.String(), v.Err()
+	}
 }
 
 // replicationWarnings says what a master's replication means for the lock.

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/internal/probe"
 )
 
 // Auto-pipelining. Every script a round sends goes to its master's batcher:
@@ -32,8 +34,41 @@ type queued struct {
 	to answerer
 }
 
-// answerer takes a queued call's answer.
-type answerer interface{ answer(*redis.Cmd) }
+// answerer takes a queued call's answer, with what the master said of
+// itself right after it (when the call asked for it).
+type answerer interface{ answer(*redis.Cmd, seen) }
+
+// seen is a master's lineage and role from an INFO sent right after a
+// script, in the same pipeline and so on the same connection: rule V
+// (docs/safety.md) judges a grant by it. err is set when the INFO failed.
+type seen struct {
+	lineage probe.Lineage
+	role    string
+	err     error
+}
+
+// unseen is the seen of a call that did not ask, or was never sent.
+var unseen = seen{err: errors.New("not asked")}
+
+// lineageAfter adds an INFO to pipe when some call of calls asks for the
+// master's lineage, and returns how to read it once the pipeline ran.
+func lineageAfter(ctx context.Context, pipe redis.Pipeliner, calls []*queued) func() seen {
+	asked := false
+	for _, q := range calls {
+		asked = asked || q.call.lineage
+	}
+	if !asked {
+		return func() seen { return unseen }
+	}
+	info := pipe.Info(ctx, "server", "replication")
+	return func() seen {
+		if err := info.Err(); err != nil {
+			return seen{err: err}
+		}
+		l, role, err := probe.ParseLineage(info.Val())
+		return seen{lineage: l, role: role, err: err}
+	}
+}
 
 type batcher struct {
 	c     *Client
@@ -108,7 +143,7 @@ func (b *batcher) exec(batch []*queued) {
 		if !now.Before(q.deadline) {
 			cmd := redis.NewCmd(context.Background())
 			cmd.SetErr(ErrMasterBusy) // it waited its whole timeout for a worker: never sent
-			q.to.answer(cmd)
+			q.to.answer(cmd, unseen)
 			continue
 		}
 		live = append(live, q)
@@ -127,8 +162,14 @@ func (b *batcher) exec(batch []*queued) {
 	for _, q := range live {
 		cmds = append(cmds, pipe.Do(ctx, q.call.evalsha...))
 	}
+	after := lineageAfter(ctx, pipe, live)
 	_, execErr := pipe.Exec(ctx)
 	stampUnanswered(cmds, execErr)
+	lineages := make([]seen, len(live))
+	first := after()
+	for i := range lineages {
+		lineages[i] = first
+	}
 	var missing []int
 	for i, cmd := range cmds {
 		if err := cmd.Err(); err != nil && isNoScript(err) {
@@ -144,16 +185,23 @@ func (b *batcher) exec(batch []*queued) {
 	if len(missing) > 0 {
 		pipe := b.m.rdb.Pipeline()
 		resent := make([]*redis.Cmd, 0, len(missing))
+		asking := make([]*queued, 0, len(missing))
 		for _, i := range missing {
 			sc := live[i].call
 			cmds[i] = sc.script.Eval(ctx, pipe, sc.keys, sc.args...)
 			resent = append(resent, cmds[i])
+			asking = append(asking, live[i])
 		}
+		after := lineageAfter(ctx, pipe, asking)
 		_, execErr := pipe.Exec(ctx)
 		stampUnanswered(resent, execErr)
+		again := after()
+		for _, i := range missing {
+			lineages[i] = again
+		}
 	}
 	for i, q := range live {
-		q.to.answer(cmds[i])
+		q.to.answer(cmds[i], lineages[i])
 	}
 }
 
@@ -186,7 +234,7 @@ func (b *batcher) drain() {
 		case q := <-b.queue:
 			cmd := redis.NewCmd(context.Background())
 			cmd.SetErr(ErrClosed)
-			q.to.answer(cmd)
+			q.to.answer(cmd, unseen)
 		default:
 			return
 		}

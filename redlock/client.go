@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/keys"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/internal/background"
@@ -26,10 +28,13 @@ type Client struct {
 	quorum  int
 
 	longestTTL atomic.Int64 // nanoseconds; the longest TTL used so far
-	probeEnds  probeEnds    // signals the end of every probe (quarantine.go)
+	certifier  certifier    // the restart passes (certifier.go)
+	// identified: without quarantine, every master was probed once, and none
+	// is another's duplicate (the only restart-pass work then).
+	identified atomic.Bool
 
-	cleaners []*cleaner // one per master
-	tokens   *tokenCache
+	cleaners []*cleaner  // one per master
+	tokens   *tokenCache // by fence bucket
 	released *releasedValues
 	queues   *fifoQueues
 	holders  *localHolders
@@ -177,8 +182,8 @@ func (c *Client) checkKeyTTL(key string, ttl time.Duration) error {
 	switch {
 	case key == "":
 		return invalid("empty key")
-	case strings.HasPrefix(key, Prefix):
-		return invalid("key %q uses the reserved prefix %q", key, Prefix)
+	case strings.HasPrefix(key, keys.Prefix):
+		return invalid("key %q uses the reserved prefix %q", key, keys.Prefix)
 	}
 	return c.checkTTL(ttl)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/quorumlock/quorumlock/internal/probe"
+	"github.com/quorumlock/quorumlock/internal/quorum"
 )
 
 var (
@@ -70,47 +71,51 @@ var (
 	ErrKeyAbsent = errors.New("the lease's key is not there")
 
 	// ErrCounterAhead: during a write-back, the master's fencing counter was
-	// already at or above the new token (raised by a rejoining master's
-	// sync); the write-back is tried once more with a higher token.
+	// already at or above the new token (another key of the same bucket, or
+	// a rejoining master's sync, raised it); the write-back is tried again
+	// with a higher token.
 	ErrCounterAhead = errors.New("fencing counter at or above the token")
 
 	// ErrReplyError: the master answered with an error reply (OOM,
 	// READONLY, NOPERM, ...), quoted after it.
 	ErrReplyError = errors.New("error reply")
 
-	// ErrQuarantined matches every reason a reachable master does not vote
-	// yet: ErrYoung, ErrRestarted, ErrDataLost, ErrPromoted,
-	// ErrRaisingCounters, ErrNotProbed, ErrStaleProbe and ErrReplica.
+	// ErrQuarantined matches every reason a reachable master does not count
+	// by itself: ErrNotCertified, ErrDataLost, ErrRestarted, ErrPromoted,
+	// ErrRaisingCounters, ErrNotProbed, ErrReplica and ErrDuplicate. Such a
+	// master is still asked: its yes counts in a round every master grants.
 	ErrQuarantined = probe.ErrQuarantined
 
-	// ErrYoung: the master runs without appendfsync always and started less
-	// than the longest TTL ago; it votes once it is that old, and in rounds
-	// where every master grants.
-	ErrYoung = probe.ErrYoung
-	// ErrRestarted: the master restarted without appendfsync always since its
-	// counters were last complete; it waits until its process is as old as the
-	// longest TTL, then its counters are raised.
-	ErrRestarted = probe.ErrRestarted
-	// ErrDataLost: the master lost its data (no epoch marker, or a new one); it
-	// waits the longest TTL from when that was first seen, then its counters
-	// are raised.
+	// ErrNotCertified: the master carries no quorumlock record at all (a
+	// fresh master, or one that lost everything); a cluster of them is
+	// certified at once when enough of them answer (docs/safety.md, rule S).
+	ErrNotCertified = probe.ErrNotCertified
+	// ErrDataLost: the master has no certificate although it carries other
+	// records (a FLUSHALL, an empty restart, or a certification that did not
+	// finish); it waits the longest TTL in use from when this client first
+	// saw it so, then its counters are raised.
 	ErrDataLost = probe.ErrDataLost
-	// ErrPromoted: the master is a promoted replica (a failover) that may lack
-	// the old master's last writes; it waits the longest TTL from when that
-	// was first seen, then its counters are raised.
+	// ErrRestarted: the master's certificate names another process: it
+	// restarted (with whatever persistence), or another server took its
+	// place; it waits the longest TTL from when first seen so, then its
+	// counters are raised.
+	ErrRestarted = probe.ErrRestarted
+	// ErrPromoted: the master's replication id changed since it was
+	// certified: it was a replica and was promoted, failed back or was fully
+	// resynced, and may lack writes; it waits like ErrRestarted.
 	ErrPromoted = probe.ErrPromoted
 	// ErrRaisingCounters: the master's time quarantine is over and its
-	// fencing counters are being raised from the other masters.
+	// fencing counters are being raised from the other masters, or are
+	// waiting for enough of them (the text says which).
 	ErrRaisingCounters = probe.ErrRaisingCounters
 	// ErrNotProbed: no probe of the master has answered yet.
 	ErrNotProbed = probe.ErrNotProbed
-	// ErrStaleProbe: the master's last answered probe was sent more than a
-	// second ago and the next one has not answered yet (the master may be
-	// stalled): it is still asked, but counts only in a round in which every
-	// master grants.
-	ErrStaleProbe = probe.ErrStaleProbe
 	// ErrReplica: the master answers as a replica (role:slave).
 	ErrReplica = probe.ErrReplica
+	// ErrDuplicate: two of the masters given to New are the same server
+	// (the same run_id answers at both addresses): no lock is taken until
+	// the configuration is fixed.
+	ErrDuplicate = probe.ErrDuplicate
 )
 
 type noQuorumError struct{}
@@ -123,11 +128,11 @@ func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalidArgument, fmt.Sprintf(format, args...))
 }
 
-// MasterError is one master's part of a failed operation. Err wraps one of
-// the per-master sentinels (ErrUnreachable, ErrMasterTimeout,
-// ErrNotWaitedFor, ErrMasterBusy, ErrHeldByOther, ErrKeyAbsent,
-// ErrCounterAhead, ErrReplyError, or a quarantine reason matching
-// ErrQuarantined).
+// MasterError is one master's part of a failed operation; an Error holds at
+// most one per master. Err wraps one of the per-master sentinels
+// (ErrUnreachable, ErrMasterTimeout, ErrNotWaitedFor, ErrMasterBusy,
+// ErrHeldByOther, ErrKeyAbsent, ErrCounterAhead, ErrReplyError, or a reason
+// matching ErrQuarantined).
 type MasterError struct {
 	Master int    // index in the slice given to New
 	Addr   string // the client's address, for humans
@@ -147,21 +152,26 @@ type Error struct {
 	Op       string // "lock", "extend" or "release"
 	Key      string
 	Kind     error // ErrNotAcquired, ErrNoQuorum or ErrLockLost
-	Granted  int   // masters that agreed
+	Granted  int   // masters that said yes
+	Counted  int   // of those, the masters whose yes counted
 	Quorum   int   // masters needed
 	Answered int   // masters that answered at all
-	MayVote  int   // masters whose vote counted when the operation began
+	Of       int   // masters in the cluster
 	Cause    error // the context's error, if it ended; for a lease that had already ended, why; else nil
 	Masters  []error
 }
 
 func (e *Error) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %q: %v: ", e.Op, e.Key, e.Kind)
-	if e.Kind == ErrNoQuorum && e.MayVote < e.Quorum && e.Op == "lock" {
-		fmt.Fprintf(&b, "%d answered, %d may vote yet, %d needed", e.Answered, e.MayVote, e.Quorum)
-	} else {
-		fmt.Fprintf(&b, "%d of %d needed agreed, %d answered", e.Granted, e.Quorum, e.Answered)
+	fmt.Fprintf(&b, "%s %q: ", e.Op, e.Key)
+	if errors.Is(e.Cause, ErrReleased) && e.Answered == 0 {
+		// Nothing was sent: the lease had been released.
+		b.WriteString("the lease was released")
+		return b.String()
+	}
+	fmt.Fprintf(&b, "%v", e.Kind)
+	if e.Of > 0 { // the masters were asked
+		fmt.Fprintf(&b, ": %s", quorum.Tally{Granted: e.Granted, Counted: e.Counted, Needed: e.Quorum, Answered: e.Answered, Masters: e.Of})
 	}
 	if e.Cause != nil {
 		fmt.Fprintf(&b, "; %v", e.Cause)

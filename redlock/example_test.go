@@ -178,31 +178,42 @@ func ExampleLease_Extend() {
 	// true
 }
 
-// Freshly started masters without appendfsync always are young: they count
-// in rounds that every master grants, and by themselves once they are older
-// than the longest TTL. Health says so, counting down.
+// A master counts by itself once certified, and a fresh cluster is certified
+// at its first use. A master that lost its data (here a FLUSHALL) stops
+// counting until the longest TTL in use has passed and its counters were
+// raised from the others; Health says so, counting down.
 func ExampleClient_Health() {
 	masters, stop := fiveMasters()
 	defer stop()
+	ctx := context.Background()
 	locks, err := redlock.New(masters, redlock.WithQuarantine(time.Minute))
 	if err != nil {
 		panic(err)
 	}
 	defer locks.Close()
-	lease, err := locks.TryLock(context.Background(), "k", time.Second) // probes every master
+	lease, err := locks.TryLock(ctx, "k", time.Second) // certifies the fresh cluster
 	if err != nil {
 		panic(err)
 	}
-	defer lease.Release(context.Background())
+	_ = lease.Release(ctx)
+	if err := masters[0].FlushAll(ctx).Err(); err != nil {
+		panic(err)
+	}
+	lease, err = locks.TryLock(ctx, "k", time.Second) // master 0's grant carries no certificate now
+	if err != nil {
+		panic(err)
+	}
+	_ = lease.Release(ctx)
 	for _, h := range locks.Health() {
-		fmt.Println("master", h.Master, "young:", errors.Is(h.Err, redlock.ErrYoung), "votes from later:", h.Until.After(time.Now()))
+		fmt.Println("master", h.Master, "counts:", !h.Quarantined, "lost its data:", errors.Is(h.Err, redlock.ErrDataLost),
+			"counts again later:", h.Until.After(time.Now()))
 	}
 	// Output:
-	// master 0 young: true votes from later: true
-	// master 1 young: true votes from later: true
-	// master 2 young: true votes from later: true
-	// master 3 young: true votes from later: true
-	// master 4 young: true votes from later: true
+	// master 0 counts: false lost its data: true counts again later: true
+	// master 1 counts: true lost its data: false counts again later: false
+	// master 2 counts: true lost its data: false counts again later: false
+	// master 3 counts: true lost its data: false counts again later: false
+	// master 4 counts: true lost its data: false counts again later: false
 }
 
 // A buy needs the item and the buyer's funds: LockAll takes both, in one

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/internal/keys"
 )
 
 // Extend renews the lease for ttl on every master where it still holds the
@@ -57,7 +59,7 @@ func (l *Lease) extend(ctx context.Context, ttl time.Duration, auto bool) (err e
 		return &Error{Op: "extend", Key: l.key, Kind: ErrLockLost, Quorum: c.quorum, Cause: ended}
 	}
 	c.noteTTL(ttl)
-	rq := request[int64]{call: newScriptCall(extendScript, []string{l.key}, l.value, ttl.Milliseconds()),
+	rq := request[int64]{call: newScriptCall(extendScript, []string{l.key, keys.Lambda}, l.value, ttl.Milliseconds()),
 		parse: func(cmd *redis.Cmd) (int64, error) { return cmd.Int64() }}
 	r := startRound(ctx, c, c.allMasters(), c.masterTimeout(ttl), func(*master) request[int64] { return rq })
 	d, cause := r.collect(ctx, c.everyoneVotes(), c.quorum, func(i int, rep reply[int64]) (outcome, error) {
@@ -69,11 +71,13 @@ func (l *Lease) extend(ctx context.Context, ttl time.Duration, auto bool) (err e
 		}
 		return no, c.masters[i].errorf(ErrHeldByOther)
 	})
-	e := &Error{Op: "extend", Key: l.key, Granted: r.count(yes), Quorum: c.quorum, Answered: r.answered(),
-		MayVote: len(c.masters), Cause: cause, Masters: r.errs}
+	errs := newMasterErrs(len(c.masters))
+	errs.add(r.errs...)
 	if cause == nil {
-		e.Masters = append(e.Masters, r.silence()...)
+		errs.add(r.silence()...)
 	}
+	e := &Error{Op: "extend", Key: l.key, Granted: r.count(yes), Counted: r.count(yes), Quorum: c.quorum, Answered: r.answered(),
+		Of: len(c.masters), Cause: cause, Masters: errs.list()}
 	if c.observing() {
 		granted, masters = e.Granted, r.results(e.Masters)
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/internal/keys"
 )
 
 // scriptCounter counts the calls of one script (by SHA, or by source for
@@ -121,38 +123,47 @@ func TestRelockAfterReleaseOverwritesOnlyOurOwnStaleKey(t *testing.T) {
 	_ = l.Release(ctx)
 }
 
-// Write-back confirmations count like grants: a quarantined master's ok
+// Write-back confirmations count like grants: an uncertified master's ok
 // counts only when every master confirmed. Counting it otherwise lets a
 // later fast path reuse the token (the spin model's counterexample in
-// docs/fencing-model.md). Here master 0 is quarantined and master 2 no
+// docs/fencing-model.md). Here master 0 has no certificate and master 2 no
 // longer holds the key: two oks, one of them countable, is not a majority.
-func TestWriteBackCountsQuarantinedOksOnlyFromEveryMaster(t *testing.T) {
-	ms, cs := miniMasters(t, 3)
-	c := miniClient(t, cs)
+func TestWriteBackCountsUncertifiedOksOnlyFromEveryMaster(t *testing.T) {
+	r := newRig(t, 3)
+	c, err := New(r.clients) // quarantine on: confirmations are judged by rule V
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
 	ctx := context.Background()
-	for i, m := range ms {
+	setCert(t, r.clients[1])
+	setCert(t, r.clients[2])
+	for i, m := range r.clients {
 		v := "ours"
 		if i == 2 {
 			v = "another owner"
 		}
-		if err := m.Set("k", v); err != nil {
+		if err := m.Set(ctx, "k", v, time.Minute).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
 	all := []int{0, 1, 2}
-	tok, _, _, _ := c.writeBack(ctx, "k", "ours", all, []bool{false, true, true}, 7, time.Second)
-	if tok != 0 {
-		t.Fatalf("write-back counted a quarantined master's ok toward a majority: token %d", tok)
+	if wb := c.writeBack(ctx, "k", "ours", all, 7, time.Second); wb.token != 0 {
+		t.Fatalf("write-back counted an uncertified master's ok toward a majority: token %d", wb.token)
 	}
-	tok, _, _, _ = c.writeBack(ctx, "k", "ours", all, []bool{true, true, true}, 8, time.Second)
-	if tok != 8 {
-		t.Fatalf("write-back with two voting oks of three: token %d, want 8", tok)
+	setCert(t, r.clients[0])
+	if wb := c.writeBack(ctx, "k", "ours", all, 8, time.Second); wb.token != 8 {
+		t.Fatalf("write-back with two certified oks of three: token %d, want 8 (%v)", wb.token, wb.errs)
 	}
-	if err := ms[2].Set("k", "ours"); err != nil {
+	if err := r.clients[2].Set(ctx, "k", "ours", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
-	tok, _, _, _ = c.writeBack(ctx, "k", "ours", all, []bool{false, false, false}, 9, time.Second)
-	if tok != 9 {
-		t.Fatalf("write-back confirmed by every master, none counting by itself: token %d, want 9", tok)
+	for _, m := range r.clients {
+		if err := m.Del(ctx, keys.Cert).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if wb := c.writeBack(ctx, "k", "ours", all, 9, time.Second); wb.token != 9 {
+		t.Fatalf("write-back confirmed by every master, none certified: token %d, want 9 (%v)", wb.token, wb.errs)
 	}
 }

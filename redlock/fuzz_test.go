@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/keys"
+
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 )
@@ -16,7 +18,7 @@ import (
 // refused with ErrInvalidArgument naming the problem; never a panic.
 func FuzzKey(f *testing.F) {
 	for _, k := range []string{
-		"job", "", " ", Prefix, Prefix + "fence:x", "quorumlock", "QUORUMLOCK:x",
+		"job", "", " ", keys.Prefix, keys.Prefix + "fence:x", "quorumlock", "QUORUMLOCK:x",
 		"\x00", "a\x00b", "\xff\xfe", "ключ", "{tag}", "*", "a b\r\n", strings.Repeat("k", 1<<16),
 	} {
 		f.Add(k)
@@ -42,7 +44,7 @@ func FuzzKey(f *testing.F) {
 	f.Fuzz(func(t *testing.T, key string) {
 		lease, err := c.TryLock(ctx, key, 5*time.Second)
 		if err != nil {
-			if !errors.Is(err, ErrInvalidArgument) || !(key == "" || strings.HasPrefix(key, Prefix)) {
+			if !errors.Is(err, ErrInvalidArgument) || !(key == "" || strings.HasPrefix(key, keys.Prefix)) {
 				t.Fatalf("TryLock(%q) = %v; want a lease, or ErrInvalidArgument for an empty or reserved key", key, err)
 			}
 			if !strings.Contains(err.Error(), "key") {

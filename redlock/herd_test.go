@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/keys"
+
 	"github.com/cenkalti/backoff/v4"
 	"github.com/redis/go-redis/v9"
 )
@@ -25,10 +27,9 @@ func TestRefusalCountsWaitingClients(t *testing.T) {
 	defer lease.Release(ctx)
 
 	c := r.client(t)
-	refused := func() attemptInfo {
+	refused := func() attemptReport {
 		t.Helper()
-		var info attemptInfo
-		_, err := c.attempt(ctx, "k", 10*time.Second, lockConfig{}, &info)
+		_, info, err := c.attempt(ctx, "k", 10*time.Second, lockConfig{}, false)
 		if !errors.Is(err, ErrNotAcquired) {
 			t.Fatalf("attempt on a held key: %v; want ErrNotAcquired", err)
 		}
@@ -49,8 +50,8 @@ func TestRefusalCountsWaitingClients(t *testing.T) {
 	}
 	eventually(t, 10*time.Second, "both waiters subscribed on every master", func() bool {
 		for _, rc := range r.clients {
-			n, err := rc.PubSubNumSub(ctx, ChannelPrefix+"k").Result()
-			if err != nil || n[ChannelPrefix+"k"] != 2 {
+			n, err := rc.PubSubNumSub(ctx, keys.ChannelPrefix+"k").Result()
+			if err != nil || n[keys.ChannelPrefix+"k"] != 2 {
 				return false
 			}
 		}
@@ -161,8 +162,7 @@ func TestRefusalWithoutNumsubPermissionAssumesAHerd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	var info attemptInfo
-	_, err = c.attempt(ctx, "k", 10*time.Second, lockConfig{}, &info)
+	_, info, err := c.attempt(ctx, "k", 10*time.Second, lockConfig{}, false)
 	if !errors.Is(err, ErrNotAcquired) || errors.Is(err, ErrNoQuorum) {
 		t.Fatalf("refused without +pubsub|numsub: %v; want a plain refusal (ErrNotAcquired, not ErrNoQuorum)", err)
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/keys"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/cluster/clustertest"
@@ -340,7 +342,7 @@ func TestHostileWrongTypeCounter(t *testing.T) {
 	c := r.client(t)
 	ctx := context.Background()
 	for _, i := range []int{0, 1} {
-		r.admin(t, i, "LPUSH", FencePrefix+"wtc", "not a counter")
+		r.admin(t, i, "LPUSH", keys.Bucket(keys.BucketOf("wtc", DefaultFenceBuckets)), "not a counter")
 	}
 	lease, err := c.TryLock(ctx, "wtc", 10*time.Second) // the TTL outlives the test: only a delete removes the keys
 	wantRefused(t, lease, err, "WRONGTYPE")
@@ -349,7 +351,7 @@ func TestHostileWrongTypeCounter(t *testing.T) {
 	// One bad counter: the lock is held on a majority, with a token. (Another
 	// key: a SET of the first attempt not waited for may still land on
 	// master 2, and its cleanup would race this one.)
-	r.admin(t, 0, "LPUSH", FencePrefix+"wtc1", "not a counter")
+	r.admin(t, 0, "LPUSH", keys.Bucket(keys.BucketOf("wtc1", DefaultFenceBuckets)), "not a counter")
 	lease, err = c.TryLock(ctx, "wtc1", 10*time.Second)
 	if err != nil {
 		t.Fatalf("one bad counter: %v", err)

@@ -9,6 +9,63 @@ import (
 	"github.com/cenkalti/backoff/v4"
 )
 
+// TryLock makes one attempt to acquire key for ttl on a majority of masters.
+//
+// The attempt sends SET key value NX PX ttl (inside a script that also reads
+// the key's fencing counter and the master's certificate) to every master in
+// parallel and returns as soon as a majority granted or a majority became
+// impossible; it never waits for the slowest master. A grant counts by
+// itself only from a master whose certificate names the lineage an INFO sent
+// right after it reports (rule V of docs/safety.md); other masters are asked
+// too, and their grants count in a round that every master granted, which is
+// what lets freshly started masters lock at once. With fencing on (the
+// default) the winner then writes its token back to a majority unless round
+// 1 already put it there. The lease is held only if its remaining validity,
+// ttl − elapsed − (ttl·drift + 2 ms) measured on the monotonic clock from
+// before the first send, is positive.
+//
+// On failure the owner-checked delete is sent to every master that may hold
+// the attempt's key, including those that did not answer, and retried in
+// the background where the answer is unknown (see WithCleanupHorizon).
+//
+// Errors: ErrInvalidArgument for bad input (a nil ctx included); an *Error
+// matching ErrNotAcquired when the key is held elsewhere, ErrNoQuorum (which
+// also matches ErrNotAcquired) when too few masters answered or count, and
+// ctx's error when ctx ended first; ErrClosed after Close.
+func (c *Client) TryLock(ctx context.Context, key string, ttl time.Duration, opts ...LockOption) (*Lease, error) {
+	lc, err := c.prepare(ctx, key, ttl, opts)
+	if err != nil {
+		return nil, err
+	}
+	start := c.cfg.clock.Now()
+	l, report, err := c.attempt(ctx, key, ttl, lc, false)
+	c.observeAcquire(ctx, key, start, 1, report, l, err)
+	return l, err
+}
+
+// prepare validates a lock call's arguments and records its TTL, so that
+// the quarantine of this very call uses it.
+func (c *Client) prepare(ctx context.Context, key string, ttl time.Duration, opts []LockOption) (lockConfig, error) {
+	if err := checkCtx(ctx); err != nil {
+		return lockConfig{}, err
+	}
+	if c.closed() {
+		return lockConfig{}, ErrClosed
+	}
+	if err := c.checkKeyTTL(key, ttl); err != nil {
+		return lockConfig{}, err
+	}
+	lc, err := applyLockOptions(opts)
+	if err != nil {
+		return lc, err
+	}
+	if lc.autoExtend && lc.extendInterval >= c.validity(ttl) {
+		return lc, invalid("auto-extend interval %v is not shorter than the validity of a %v lease", lc.extendInterval, ttl)
+	}
+	c.noteTTL(ttl)
+	return lc, nil
+}
+
 // Lock acquires key for ttl, retrying until it succeeds or ctx ends.
 //
 // Callers of one Client waiting for the same key line up first come, first
@@ -45,8 +102,8 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration, opts .
 	b.Reset()
 	start := c.cfg.clock.Now()
 	attempts, splits := 0, 0
-	var info attemptInfo
-	defer func() { c.observeAcquire(ctx, key, start, attempts, info, lease, err) }()
+	var report attemptReport
+	defer func() { c.observeAcquire(ctx, key, start, attempts, report, lease, err) }()
 	for {
 		woken := wake() // taken before the attempt: a release during it is not missed
 		began := c.cfg.clock.Now()
@@ -56,8 +113,7 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration, opts .
 		// while a lease of this Client holds it, the release will wake the
 		// line (and a refusal by masters its delete has not reached yet is
 		// no split).
-		info = attemptInfo{watchSplit: !heldHere}
-		lease, err = c.attempt(ctx, key, ttl, lc, &info)
+		lease, report, err = c.attempt(ctx, key, ttl, lc, !heldHere)
 		if err == nil {
 			return lease, nil
 		}
@@ -74,7 +130,7 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration, opts .
 		if d == backoff.Stop {
 			return nil, err
 		}
-		split := info.split
+		split := report.split
 		if heldHere {
 			split = nil
 		}
@@ -98,7 +154,7 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration, opts .
 			// saw no other client subscribed to the key's channel: attempt
 			// at once. A holder in another client may lock again the moment
 			// it releases, so waiting for one keeps the delay.
-			if heldHere && info.waiting <= 1 {
+			if heldHere && report.waiting <= 1 {
 				continue
 			}
 			if !c.sleep(ctx, time.Duration(rand.Int64N(int64(2*took)+1))) {

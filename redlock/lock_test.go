@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/keys"
+
 	"github.com/cenkalti/backoff/v4"
 )
 
@@ -92,8 +94,8 @@ func TestLockWakesOnRelease(t *testing.T) {
 	}()
 	// The waiter's first attempt fails; then it sleeps on the backoff.
 	eventually(t, 10*time.Second, "waiter subscribed", func() bool {
-		n, err := r.clients[0].PubSubNumSub(ctx, ChannelPrefix+"wake").Result()
-		return err == nil && n[ChannelPrefix+"wake"] > 0
+		n, err := r.clients[0].PubSubNumSub(ctx, keys.ChannelPrefix+"wake").Result()
+		return err == nil && n[keys.ChannelPrefix+"wake"] > 0
 	})
 	time.Sleep(100 * time.Millisecond)
 	if err := lease.Release(ctx); err != nil {
@@ -169,7 +171,7 @@ func TestTokensGrowAcrossHolders(t *testing.T) {
 	// on every master that took part in a write-back: at least a majority.
 	present := 0
 	for i, rc := range r.clients {
-		switch ttl := rc.PTTL(ctx, FencePrefix+"fenced").Val(); ttl {
+		switch ttl := rc.PTTL(ctx, keys.Bucket(keys.BucketOf("fenced", DefaultFenceBuckets))).Val(); ttl {
 		case -1:
 			present++
 		case -2: // this master never was among the first majority to grant

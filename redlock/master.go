@@ -31,7 +31,7 @@ type master struct {
 	pinging atomic.Bool
 
 	mu     sync.Mutex
-	health health // restart detection and quarantine (quarantine.go), guarded by mu
+	health health // what this client knows of its restarts (health.go), guarded by mu
 
 	// delex says whether the master has DELEX (Redis ≥ 8.4): delexUnknown
 	// until a probe or COMMAND INFO tells; releases use the script until then.
@@ -71,7 +71,8 @@ func (m *master) setDELEX(has bool) {
 }
 
 func newMaster(i int, rdb redis.UniversalClient, maxInFlight int) *master {
-	return &master{index: i, addr: addrOf(rdb, i), rdb: rdb, deadlines: usesDeadlines(rdb), slots: make(chan struct{}, maxInFlight)}
+	return &master{index: i, addr: addrOf(rdb, i), rdb: rdb, deadlines: usesDeadlines(rdb), slots: make(chan struct{}, maxInFlight),
+		health: health{dup: -1}}
 }
 
 // usesDeadlines reports whether rdb was built with ContextTimeoutEnabled

@@ -5,11 +5,13 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/quorumlock/quorumlock/internal/keys"
+
 	"github.com/redis/go-redis/v9"
 )
 
 // notifier wakes Lock waiters when a holder releases. A release publishes on
-// ChannelPrefix+key on each master; the Client keeps one subscription per
+// keys.ChannelPrefix+key on each master; the Client keeps one subscription per
 // master, shared by all its waiters, subscribed to the channels of the keys
 // somebody waits for. A missed message costs only latency: waiters also back
 // off and retry.
@@ -58,7 +60,7 @@ func (n *notifier) watch(key string) (wake func() <-chan struct{}, stop func()) 
 		kw = &keyWaiters{wake: make(chan struct{})}
 		n.keys[key] = kw
 		n.startLocked()
-		n.sendLocked(subOp{subscribe: true, channel: ChannelPrefix + key})
+		n.sendLocked(subOp{subscribe: true, channel: keys.ChannelPrefix + key})
 	}
 	kw.n++
 	wake = func() <-chan struct{} {
@@ -72,7 +74,7 @@ func (n *notifier) watch(key string) (wake func() <-chan struct{}, stop func()) 
 		kw.n--
 		if kw.n == 0 && n.keys[key] == kw {
 			delete(n.keys, key)
-			n.sendLocked(subOp{channel: ChannelPrefix + key})
+			n.sendLocked(subOp{channel: keys.ChannelPrefix + key})
 		}
 	}
 	return wake, stop
@@ -133,7 +135,7 @@ func (n *notifier) receive(s *subscription) {
 			if !ok {
 				return
 			}
-			n.wake(strings.TrimPrefix(msg.Channel, ChannelPrefix))
+			n.wake(strings.TrimPrefix(msg.Channel, keys.ChannelPrefix))
 		}
 	}
 }

@@ -8,21 +8,6 @@ import (
 	"github.com/quorumlock/quorumlock/internal/probe"
 )
 
-// attemptInfo is what one acquisition attempt tells the Observer.
-type attemptInfo struct {
-	granted int
-	masters []MasterResult
-	// waiting is the most clients any refusing master saw subscribed to the
-	// key's release channel (Lock's herd estimate; 0 when none refused).
-	waiting int64
-	// watchSplit asks a failed attempt for split: closed once a master is
-	// known to have granted it, at the decision or in a later answer that
-	// its cleanup waits for anyway (Lock's split-vote rule); it never closes
-	// when no master granted.
-	watchSplit bool
-	split      <-chan struct{}
-}
-
 // masterResults is each master's part of an operation from its errors
 // (MasterErrors), without latencies.
 func (c *Client) masterResults(errs []error) []MasterResult {
@@ -61,7 +46,7 @@ func observed(ctx context.Context) context.Context {
 }
 
 // observeAcquire reports one TryLock or one Lock call.
-func (c *Client) observeAcquire(ctx context.Context, key string, start time.Time, attempts int, info attemptInfo, l *Lease, err error) {
+func (c *Client) observeAcquire(ctx context.Context, key string, start time.Time, attempts int, info attemptReport, l *Lease, err error) {
 	if !c.observing() {
 		return
 	}

@@ -89,8 +89,25 @@ func TestObserverSeesEveryOperation(t *testing.T) {
 	if lost := rec.find(OpLost, OutcomeLost); len(lost) != 1 || lost[0].Key != "short" || !errors.Is(lost[0].Err, ErrLockLost) {
 		t.Fatalf("lost events: %+v", lost)
 	}
-	young := rec.find(OpQuarantine, OutcomeEntered)
-	if len(young) != 5 || !errors.Is(young[0].Masters[0].Err, ErrYoung) || young[0].ValidUntil.IsZero() {
-		t.Fatalf("quarantine events on five fresh masters: %+v", young)
+	if entered := rec.find(OpQuarantine, OutcomeEntered); len(entered) != 0 {
+		t.Fatalf("fresh masters are certified at once, yet quarantine events: %+v", entered)
+	}
+	// Master 0 loses its data: the next grant shows it without a
+	// certificate, and the Observer hears that it no longer counts, until
+	// when, and why.
+	if err := r.clients[0].FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	l, err = c.TryLock(ctx, "after-the-flush", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = l.Release(ctx)
+	eventually(t, 5*time.Second, "a quarantine event for the flushed master", func() bool {
+		return len(rec.find(OpQuarantine, OutcomeEntered)) > 0
+	})
+	lost := rec.find(OpQuarantine, OutcomeEntered)
+	if len(lost) != 1 || lost[0].Masters[0].Master != 0 || !errors.Is(lost[0].Masters[0].Err, ErrDataLost) || lost[0].ValidUntil.IsZero() {
+		t.Fatalf("quarantine events after master 0 lost its data: %+v", lost)
 	}
 }

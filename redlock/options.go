@@ -20,6 +20,11 @@ const (
 	// DefaultCleanupHorizon is how long after a failed attempt the client keeps
 	// retrying the owner-checked delete on masters whose answer is unknown.
 	DefaultCleanupHorizon = time.Minute
+	// DefaultFenceBuckets is how many fencing counters each master keeps
+	// (WithFenceBuckets): every key's tokens come from one of them.
+	DefaultFenceBuckets = 1024
+	// maxFenceBuckets bounds WithFenceBuckets.
+	maxFenceBuckets = 1 << 16
 )
 
 // config is what Options set.
@@ -38,6 +43,7 @@ type config struct {
 	cleanupHorizon time.Duration
 	notifications  bool
 	observer       Observer
+	buckets        int
 }
 
 func defaultConfig() config {
@@ -52,6 +58,7 @@ func defaultConfig() config {
 		cleanupHorizon: DefaultCleanupHorizon,
 		notifications:  true,
 		observer:       NopObserver{},
+		buckets:        DefaultFenceBuckets,
 	}
 }
 
@@ -174,6 +181,23 @@ func WithDataLossTolerance(f int) Option {
 			return invalid("data-loss tolerance %d is negative", f)
 		}
 		c.tolerance = f
+		return nil
+	}
+}
+
+// WithFenceBuckets sets how many fencing counters each master keeps: a key's
+// tokens come from counter FNV-1a(key) mod n, which only grows, so tokens
+// still grow strictly for every key, and the masters hold n counters however
+// many distinct keys are locked (docs/fencing.md). Every client of the same
+// masters must use the same n: an acquire against masters whose clients use
+// another n fails with an error reply naming both. Default
+// DefaultFenceBuckets (1024); n must be in [1, 65536].
+func WithFenceBuckets(n int) Option {
+	return func(c *config) error {
+		if n < 1 || n > maxFenceBuckets {
+			return invalid("fence buckets %d outside [1, %d]", n, maxFenceBuckets)
+		}
+		c.buckets = n
 		return nil
 	}
 }

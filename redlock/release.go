@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	layout "github.com/quorumlock/quorumlock/internal/keys"
+
 	"github.com/redis/go-redis/v9"
 )
 
@@ -62,8 +64,11 @@ func (l *Lease) Release(ctx context.Context) (err error) {
 		l.end(ErrReleased)
 		return nil
 	}
-	e := &Error{Op: "release", Key: l.key, Granted: r.count(yes), Quorum: l.c.quorum, Answered: r.answered(),
-		MayVote: len(l.c.masters), Cause: cause, Masters: append(r.errs, r.silence()...)}
+	errs := newMasterErrs(len(l.c.masters))
+	errs.add(r.errs...)
+	errs.add(r.silence()...)
+	e := &Error{Op: "release", Key: l.key, Granted: r.count(yes), Counted: r.count(yes), Quorum: l.c.quorum, Answered: r.answered(),
+		Of: len(l.c.masters), Cause: cause, Masters: errs.list()}
 	if l.c.observing() {
 		granted, masters = e.Granted, r.results(e.Masters)
 	}
@@ -163,7 +168,7 @@ func releaseScriptRequest(keys, values []string, publish bool) request[[]int64] 
 		args = append(args, v)
 	}
 	if publish {
-		args = append(args, ChannelPrefix)
+		args = append(args, layout.ChannelPrefix)
 	} else {
 		args = append(args, "")
 	}
@@ -191,7 +196,7 @@ func releaseDELEX(ctx context.Context, m *master, keys, values []string, publish
 	}
 	if publish {
 		for _, k := range keys {
-			pipe.Publish(ctx, ChannelPrefix+k, "1")
+			pipe.Publish(ctx, layout.ChannelPrefix+k, "1")
 		}
 	}
 	_, err := pipe.Exec(ctx)

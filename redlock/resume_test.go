@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/keys"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/fencing"
@@ -154,7 +156,7 @@ func TestResumeRejectsBadStates(t *testing.T) {
 		want error
 	}{
 		{"empty key", func(s *LeaseState) { s.Key = "" }, ErrInvalidArgument},
-		{"reserved key", func(s *LeaseState) { s.Key = Prefix + "x" }, ErrInvalidArgument},
+		{"reserved key", func(s *LeaseState) { s.Key = keys.Prefix + "x" }, ErrInvalidArgument},
 		{"empty value", func(s *LeaseState) { s.Value = "" }, ErrInvalidArgument},
 		{"zero ttl", func(s *LeaseState) { s.TTL = 0 }, ErrInvalidArgument},
 		{"ttl below a millisecond step", func(s *LeaseState) { s.TTL = time.Second + time.Microsecond }, ErrInvalidArgument},

@@ -93,3 +93,21 @@ func resume(t *testing.T, r *rig, idx ...int) {
 		}
 	}
 }
+
+// patientClients lets only the per-master timeout end a command: the
+// go-redis read and write timeouts of the test clients (1 s) would end a
+// stalled master's command long before it.
+func patientClients(o *redis.Options) { o.ReadTimeout, o.WriteTimeout = time.Minute, time.Minute }
+
+// gone waits until key is on none of masters.
+func gone(t *testing.T, masters []redis.UniversalClient, key string) {
+	t.Helper()
+	eventually(t, 5*time.Second, key+" cleaned up", func() bool {
+		for _, m := range masters {
+			if n, err := m.Exists(context.Background(), key).Result(); err != nil || n != 0 {
+				return false
+			}
+		}
+		return true
+	})
+}

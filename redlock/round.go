@@ -11,10 +11,12 @@ import (
 	"github.com/quorumlock/quorumlock/internal/probe"
 )
 
-// reply is one master's answer to one command.
+// reply is one master's answer to one command, with what the master said of
+// itself right after it (scripts that ask for it: acquire and write-back).
 type reply[T any] struct {
-	val T
-	err error
+	val  T
+	err  error
+	seen seen
 }
 
 // call is one command to one master. Its answer is readable once done is
@@ -34,24 +36,27 @@ type call[T any] struct {
 }
 
 // answer takes a script's answer from the batcher (the queued's to).
-func (cl *call[T]) answer(cmd *redis.Cmd) {
+func (cl *call[T]) answer(cmd *redis.Cmd, s seen) {
 	if err := cmd.Err(); err != nil {
 		var zero T
-		cl.settle(zero, err)
+		cl.settleSeen(zero, err, s)
 		return
 	}
-	cl.settle(cl.parse(cmd))
+	v, err := cl.parse(cmd)
+	cl.settleSeen(v, err, s)
 }
 
 // settle frees the master's slot, clears suspect when the master answered,
 // and reports.
-func (cl *call[T]) settle(v T, err error) {
+func (cl *call[T]) settle(v T, err error) { cl.settleSeen(v, err, unseen) }
+
+func (cl *call[T]) settleSeen(v T, err error, s seen) {
 	m := cl.r.c.masters[cl.i]
 	m.releaseSlot()
 	if err == nil || isAnswer(err) {
 		m.suspect.Store(false) // it answers again
 	}
-	cl.finish(reply[T]{val: v, err: err})
+	cl.finish(reply[T]{val: v, err: err, seen: s})
 }
 
 // finish records the answer and tells the round.
@@ -102,12 +107,14 @@ type request[T any] struct {
 }
 
 // scriptCall is one script with its keys and arguments, and the EVALSHA
-// command line, built once for every master a round sends it to.
+// command line, built once for every master a round sends it to. lineage
+// asks the batcher to send an INFO right after it (rule V).
 type scriptCall struct {
 	script  *redis.Script
 	keys    []string
 	args    []any
 	evalsha []any
+	lineage bool
 }
 
 func newScriptCall(script *redis.Script, keys []string, args ...any) *scriptCall {
@@ -269,11 +276,11 @@ func (r *round[T]) silence() []error {
 		m := r.c.masters[i]
 		switch {
 		case r.suspect[i]:
-			errs = append(errs, m.errorf(fmt.Errorf("%w: it let an earlier round time out and has not answered since", ErrNotWaitedFor)))
+			errs = append(errs, m.errorf(fmt.Errorf("%w (it let an earlier round time out and has not answered since)", ErrNotWaitedFor)))
 		case r.expired:
 			errs = append(errs, m.errorf(ErrMasterTimeout))
 		default:
-			errs = append(errs, m.errorf(fmt.Errorf("%w: the round had decided", ErrNotWaitedFor)))
+			errs = append(errs, m.errorf(fmt.Errorf("%w (the round had decided)", ErrNotWaitedFor)))
 		}
 	}
 	return errs

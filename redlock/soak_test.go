@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/cluster/clustertest"
+	"github.com/quorumlock/quorumlock/internal/keys"
 )
 
 // EnvSoak sets how long TestSoak runs: a duration ("10m"), or "1" for five
@@ -50,8 +51,9 @@ type soakSample struct {
 	heap       uint64 // live heap after a GC, bytes
 	goroutines int
 	conns      uint32 // open connections of the clients' go-redis pools
-	lockKeys   []int  // per master: keys under soak:
-	counters   []int  // per master: fencing counters (they never expire, by design)
+	lockKeys   []int    // per master: keys under soak:
+	counters   []int    // per master: quorumlock's own keys (bucket counters and the fixed keys)
+	usedMemory []uint64 // per master: INFO memory used_memory, bytes
 	leases     int64
 	waits      int64
 }
@@ -59,8 +61,9 @@ type soakSample struct {
 // TestSoak takes and releases distinct keys and contended keys from three
 // clients on three real masters while masters are paused, resumed and one
 // restarted without persistence, and checks that heap, goroutines and
-// connections stay flat and that no lock key is left behind. Fencing
-// counters are counted apart: they never expire, one per key ever locked.
+// connections stay flat, that no lock key is left behind, and that each
+// master holds at most DefaultFenceBuckets fencing counters (plus
+// quorumlock's few fixed keys) however many distinct keys were locked.
 func TestSoak(t *testing.T) {
 	d := soakDuration(t)
 	heapProfile := os.Getenv(EnvSoakHeapProfile)
@@ -115,7 +118,8 @@ func TestSoak(t *testing.T) {
 		}
 		for _, a := range admin {
 			s.lockKeys = append(s.lockKeys, countKeys(t, a, "soak:*"))
-			s.counters = append(s.counters, countKeys(t, a, FencePrefix+"*"))
+			s.counters = append(s.counters, countKeys(t, a, keys.Prefix+"*"))
+			s.usedMemory = append(s.usedMemory, usedMemory(t, a))
 		}
 		return s
 	}
@@ -222,9 +226,13 @@ func TestSoak(t *testing.T) {
 
 	t.Logf("soak %v: %d leases on distinct keys, %d contended waits, %d failed attempts (pauses, restart, timeouts)",
 		d, leases.Load(), waits.Load(), failures.Load())
-	t.Logf("%-7s %9s %9s %10s %6s %-12s %s", "when", "leases", "heap KiB", "goroutines", "conns", "lock keys", "counters")
+	t.Logf("%-7s %9s %9s %10s %6s %-12s %-16s %s", "when", "leases", "heap KiB", "goroutines", "conns", "lock keys", "quorumlock keys", "used_memory KiB")
 	for _, s := range samples {
-		t.Logf("%-7s %9d %9d %10d %6d %-12s %s", s.when, s.leases+s.waits, s.heap/1024, s.goroutines, s.conns, slash(s.lockKeys), slash(s.counters))
+		kib := make([]int, len(s.usedMemory))
+		for i, b := range s.usedMemory {
+			kib[i] = int(b / 1024)
+		}
+		t.Logf("%-7s %9d %9d %10d %6d %-12s %-16s %s", s.when, s.leases+s.waits, s.heap/1024, s.goroutines, s.conns, slash(s.lockKeys), slash(s.counters), slash(kib))
 	}
 	t.Logf("goroutines: %d before the clients, %d after Close", baseGoroutines, afterClose)
 
@@ -237,6 +245,13 @@ func TestSoak(t *testing.T) {
 	}
 	if maxConns := uint32(len(pools) * 16); end.conns > maxConns || mid.conns > maxConns {
 		t.Errorf("connections %d (middle), %d (end): above the pools' %d", mid.conns, end.conns, maxConns)
+	}
+	for i, n := range end.counters {
+		// The bucket counters, the certificate, scratch guard, lambda set,
+		// floor, bucket count, and sync guards still in their TTL.
+		if limit := DefaultFenceBuckets + 8; n > limit {
+			t.Errorf("master %d holds %d quorumlock keys after %d distinct keys were locked: more than the %d buckets and fixed keys", i, n, leases.Load(), limit)
+		}
 	}
 	if end.goroutines > mid.goroutines+20 {
 		t.Errorf("goroutines grew from %d (middle) to %d (end, workers stopped)", mid.goroutines, end.goroutines)
@@ -260,6 +275,28 @@ func countKeys(t *testing.T, rdb redis.UniversalClient, pattern string) int {
 		t.Fatalf("SCAN %s: %v", pattern, err)
 	}
 	return n
+}
+
+// usedMemory reads a master's used_memory.
+func usedMemory(t *testing.T, rdb redis.UniversalClient) uint64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	info, err := rdb.Info(ctx, "memory").Result()
+	if err != nil {
+		t.Fatalf("INFO memory: %v", err)
+	}
+	for _, line := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, "used_memory:"); ok {
+			n, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				t.Fatalf("used_memory %q: %v", v, err)
+			}
+			return n
+		}
+	}
+	t.Fatal("INFO memory has no used_memory")
+	return 0
 }
 
 // slash formats per-master counts as 1/2/3.

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/keys"
+
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 )
@@ -85,7 +87,7 @@ func TestLockRejectsBadInput(t *testing.T) {
 		want string
 	}{
 		"empty key":         {"", time.Second, nil, "empty key"},
-		"reserved prefix":   {Prefix + "x", time.Second, nil, "reserved prefix"},
+		"reserved prefix":   {keys.Prefix + "x", time.Second, nil, "reserved prefix"},
 		"zero ttl":          {"k", 0, nil, "not positive"},
 		"negative ttl":      {"k", -time.Second, nil, "not positive"},
 		"sub-ms ttl":        {"k", 1500 * time.Microsecond, nil, "whole number of milliseconds"},
@@ -308,7 +310,7 @@ func TestFIFOQueueServesInOrder(t *testing.T) {
 func TestExhaustedTokensAreFinal(t *testing.T) {
 	ms, cs := miniMasters(t, 3)
 	for _, m := range ms {
-		m.Set(FencePrefix+"k", "9007199254740991") // fencing.MaxToken
+		m.Set(keys.Bucket(keys.BucketOf("k", DefaultFenceBuckets)), "9007199254740991") // fencing.MaxToken
 	}
 	c := miniClient(t, cs)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

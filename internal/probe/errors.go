@@ -2,21 +2,22 @@ package probe
 
 import "errors"
 
-// The per-master states of a master that does not vote. Package redlock
-// exports them (redlock.ErrYoung is ErrYoung, and so on); they live here so
-// that the rule (State.Verdict) and its errors (Verdict.Err) stay together.
+// The per-master states of a master that does not count by itself. Package
+// redlock exports them (redlock.ErrDataLost is ErrDataLost, and so on); they
+// live here so that the verdict (Verdict) and its errors (Verdict.Err) stay
+// together.
 var (
 	ErrUnreachable = errors.New("unreachable")
 	ErrQuarantined = errors.New("quarantined")
 
-	ErrYoung           error = quarantine("young")
-	ErrRestarted       error = quarantine("restarted")
-	ErrDataLost        error = quarantine("lost its data")
-	ErrPromoted        error = quarantine("promoted replica")
-	ErrRaisingCounters error = quarantine("raising counters")
 	ErrNotProbed       error = quarantine("not probed yet")
-	ErrStaleProbe      error = quarantine("last answered probe too old")
 	ErrReplica         error = quarantine("a replica")
+	ErrDuplicate       error = quarantine("the same server as another master")
+	ErrNotCertified    error = quarantine("not certified yet")
+	ErrDataLost        error = quarantine("lost its data")
+	ErrRestarted       error = quarantine("restarted")
+	ErrPromoted        error = quarantine("replication id changed")
+	ErrRaisingCounters error = quarantine("raising counters")
 )
 
 // quarantineError is a per-master sentinel that also matches ErrQuarantined.
@@ -38,30 +39,26 @@ type stateError struct {
 func (e *stateError) Error() string { return e.text }
 func (e *stateError) Unwrap() error { return e.sentinel }
 
+var sentinels = map[Kind]error{
+	Unreachable:     ErrUnreachable,
+	NotProbed:       ErrNotProbed,
+	Replica:         ErrReplica,
+	Duplicate:       ErrDuplicate,
+	NotCertified:    ErrNotCertified,
+	DataLost:        ErrDataLost,
+	Restarted:       ErrRestarted,
+	Promoted:        ErrPromoted,
+	RaisingCounters: ErrRaisingCounters,
+}
+
 // Err is the verdict as an error matching its sentinel, nil when the master
-// votes.
+// counts.
 func (v Verdict) Err() error {
-	var s error
-	switch v.Kind {
-	case Votes:
+	if v.Kind == Votes {
 		return nil
-	case Unreachable:
-		s = ErrUnreachable
-	case NotProbed:
-		s = ErrNotProbed
-	case Replica:
-		s = ErrReplica
-	case DataLost:
-		s = ErrDataLost
-	case Promoted:
-		s = ErrPromoted
-	case Restarted:
-		s = ErrRestarted
-	case Young:
-		s = ErrYoung
-	case RaisingCounters:
-		s = ErrRaisingCounters
-	default:
+	}
+	s, ok := sentinels[v.Kind]
+	if !ok {
 		s = ErrQuarantined
 	}
 	return &stateError{sentinel: s, text: v.String()}

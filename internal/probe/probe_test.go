@@ -8,79 +8,122 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/cluster/clustertest"
+	"github.com/quorumlock/quorumlock/internal/keys"
 )
 
-func TestStateRule(t *testing.T) {
-	const ttl = 30 * time.Second
-	now := time.Unix(1_700_000_000, 0)
-	complete := func(i Info) Info { i.Synced = i.RunID; return i }
-	young := complete(Info{RunID: "b", Uptime: 5 * time.Second, Epoch: "e", Role: "master"})
-	old := complete(Info{RunID: "b", Uptime: time.Hour, Epoch: "e", Role: "master"})
-	durable := func(i Info) Info { i.AOF, i.AppendFsync = true, "always"; return i }
-	restarted := func(i Info) Info { i.Synced = "a"; return i } // counters completed under run_id a
-	knew := State{Probed: true, RunID: "a", Epoch: "e", Role: "master"}
+// Rule V: only a certificate naming the master's current lineage, on a
+// master, counts.
+func TestCountsIsRuleV(t *testing.T) {
+	l := Lineage{RunID: "r1", ReplID: "p1"}
+	cert := Cert{Lineage: l, Origin: "sync n"}.String()
 	cases := []struct {
-		name  string
-		prev  State
-		info  Info
-		want  Kind
-		until time.Duration // from now; 0: not by time
+		name string
+		cert string
+		l    Lineage
+		role string
+		want bool
 	}{
-		{"young, first contact", State{}, young, Young, 25 * time.Second},
-		{"old, first contact", State{}, old, Votes, 0},
-		{"durable young, first contact", State{}, durable(young), Votes, 0},
-		{"no marker, first contact, old and durable", State{}, durable(Info{RunID: "b", Uptime: time.Hour}), DataLost, ttl},
-		{"no marker, known before", knew, durable(Info{RunID: "a", Uptime: time.Hour}), DataLost, ttl},
-		{"new marker", knew, complete(Info{RunID: "a", Uptime: time.Hour, Epoch: "f"}), DataLost, ttl},
-		{"non-durable restart, young", knew, restarted(young), Restarted, 25 * time.Second},
-		{"non-durable restart, old: counters first", knew, restarted(old), RaisingCounters, 0},
-		{"durable restart votes at once", knew, durable(restarted(young)), Votes, 0},
-		{"promoted replica, old and durable", State{}, durable(restarted(Info{RunID: "b", Uptime: time.Hour, Epoch: "e", Promoted: true})), Promoted, ttl},
-		{"promoted replica already synced", State{}, durable(complete(Info{RunID: "b", Uptime: time.Hour, Epoch: "e", Promoted: true})), Votes, 0},
-		{"replica", State{}, complete(Info{RunID: "b", Uptime: time.Hour, Epoch: "e", Role: "slave"}), Replica, 0},
+		{"its own lineage", cert, l, "master", true},
+		{"another process (a restart)", cert, Lineage{RunID: "r2", ReplID: "p1"}, "master", false},
+		{"another replication id (a failback or promotion)", cert, Lineage{RunID: "r1", ReplID: "p2"}, "master", false},
+		{"no certificate", "", l, "master", false},
+		{"a replica", cert, l, "slave", false},
+		{"a malformed certificate", "r1 p1", l, "master", false},
+		{"an unknown lineage", cert, Lineage{}, "master", false},
 	}
-	for _, tc := range cases {
-		v := tc.prev.Observe(tc.info, now).Verdict(now, ttl)
-		if v.Kind != tc.want {
-			t.Errorf("%s: verdict %v (%s), want kind %v", tc.name, v.Kind, v, tc.want)
-			continue
-		}
-		if got := v.Until.Sub(now); tc.until != 0 && got != tc.until || tc.until == 0 && !v.Until.IsZero() {
-			t.Errorf("%s: until now+%v, want now+%v", tc.name, got, tc.until)
-		}
-		if (v.Err() == nil) != (tc.want == Votes) {
-			t.Errorf("%s: Err() = %v", tc.name, v.Err())
+	for _, c := range cases {
+		if got := Counts(c.cert, c.l, c.role); got != c.want {
+			t.Errorf("%s: Counts = %v, want %v", c.name, got, c.want)
 		}
 	}
 }
 
-// A loss is dated from when it is first seen: later probes that still see
-// it do not push the end of the quarantine further out, and the quarantine
-// ends by time, then by a counter sync.
-func TestLossIsDatedFromFirstSight(t *testing.T) {
-	const ttl = 10 * time.Second
-	t0 := time.Unix(1_700_000_000, 0)
-	lost := Info{RunID: "b", Uptime: time.Hour, AOF: true, AppendFsync: "always"}
-	s := State{}.Observe(lost, t0)
-	s = s.Observe(lost, t0.Add(5*time.Second))
-	if v := s.Verdict(t0.Add(5*time.Second), ttl); v.Kind != DataLost || !v.Until.Equal(t0.Add(ttl)) {
-		t.Fatalf("second sight: %v until %v; want lost its data until t0+%v", v.Kind, v.Until, ttl)
+func TestUncertifiedSaysWhy(t *testing.T) {
+	l := Lineage{RunID: "r1", ReplID: "p1"}
+	info := func(cert string) Info { return Info{RunID: "r1", ReplID: "p1", Role: "master", Cert: cert} }
+	cases := []struct {
+		name string
+		info Info
+		want Kind
+	}{
+		{"nothing at all", info(""), NotCertified},
+		{"a scratch guard only", Info{RunID: "r1", ReplID: "p1", Role: "master", Scratch: "r1 p1 scratch s 0,1"}, DataLost},
+		{"an earlier version's marker", Info{RunID: "r1", ReplID: "p1", Role: "master", OldEpoch: "e"}, DataLost},
+		{"another process", info(Cert{Lineage: Lineage{RunID: "r0", ReplID: "p1"}, Origin: "sync n"}.String()), Restarted},
+		{"another replication id", info(Cert{Lineage: Lineage{RunID: "r1", ReplID: "p0"}, Origin: "sync n"}.String()), Promoted},
+		{"a replica", Info{RunID: "r1", ReplID: "p1", Role: "slave"}, Replica},
 	}
-	if v := s.Verdict(t0.Add(ttl), ttl); v.Kind != RaisingCounters {
-		t.Fatalf("after the quarantine: %v; want raising counters", v.Kind)
+	for _, c := range cases {
+		if got := Uncertified(c.info); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
 	}
-	if v := s.Synced("m").Verdict(t0.Add(ttl), ttl); !v.Votes() {
-		t.Fatalf("after the sync: %v", v)
+	if !info(Cert{Lineage: l, Origin: "x"}.String()).Certified() {
+		t.Error("a master with its own certificate is not certified")
 	}
-	// A fresh cluster's markers are no loss: only the young rule is left.
-	if v := (State{}).Observe(Info{RunID: "b", Uptime: time.Hour}, t0).Bootstrapped("m").Verdict(t0, ttl); !v.Votes() {
-		t.Fatalf("bootstrapped old master: %v", v)
+	v := Verdict{Kind: DataLost, Now: time.Unix(0, 0), Until: time.Unix(30, 0)}
+	if !errors.Is(v.Err(), ErrDataLost) || !errors.Is(v.Err(), ErrQuarantined) || !strings.Contains(v.String(), "in 30s") {
+		t.Fatalf("verdict %q: want ErrDataLost, ErrQuarantined and the countdown", v)
 	}
-	if !errors.Is(s.Verdict(t0, ttl).Err(), ErrDataLost) || !errors.Is(s.Verdict(t0, ttl).Err(), ErrQuarantined) {
-		t.Fatal("a lost master's error matches neither ErrDataLost nor ErrQuarantined")
+}
+
+func TestParseCertAndScratch(t *testing.T) {
+	c, ok := ParseCert("r1 p1 scratch abc 0,1,2")
+	if !ok || c.Lineage != (Lineage{RunID: "r1", ReplID: "p1"}) || c.Origin != "scratch abc 0,1,2" {
+		t.Fatalf("ParseCert = %+v, %v", c, ok)
 	}
-	if v := s.Failed(errors.New("dial tcp: connection refused")).Verdict(t0, ttl); v.Kind != Unreachable || !errors.Is(v.Err(), ErrUnreachable) {
-		t.Fatalf("failed probe: %v", v)
+	g := Scratch{Lineage: c.Lineage, ID: "abc", Members: "0,1,2"}
+	back, ok := ParseScratch(g.String())
+	if !ok || back != g || g.Origin() != c.Origin {
+		t.Fatalf("ParseScratch(%q) = %+v, %v", g, back, ok)
+	}
+	for _, bad := range []string{"", "r1", "r1 p1", "r1 p1 sync n extra words"} {
+		if _, ok := ParseScratch(bad); ok {
+			t.Errorf("ParseScratch(%q) accepted", bad)
+		}
+	}
+}
+
+// The facts rule V rests on, on a real redis-server 7: a restart gives a new
+// run_id and a new replication id; REPLICAOF and REPLICAOF NO ONE give a new
+// replication id without a restart; a FLUSHALL keeps both (and deletes the
+// certificate with every other key).
+func TestLineageChangesWithEveryLossButAFlush(t *testing.T) {
+	ctx := context.Background()
+	s := clustertest.StartServer(t, clustertest.AOFAlways)
+	other := clustertest.StartServer(t, clustertest.NoPersistence)
+	c := s.Client(t)
+	lineage := func() Lineage {
+		t.Helper()
+		info, err := Master(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.Lineage()
+	}
+	l0 := lineage()
+	if err := c.FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if l := lineage(); l != l0 {
+		t.Fatalf("FLUSHALL changed the lineage: %v → %v", l0, l)
+	}
+	host, port, _ := strings.Cut(other.Addr, ":")
+	if err := c.Do(ctx, "REPLICAOF", host, port).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	l1 := lineage()
+	if l1.RunID != l0.RunID || l1.ReplID == l0.ReplID {
+		t.Fatalf("a failback: %v → %v; want the same run_id and a new replication id", l0, l1)
+	}
+	if err := s.Restart(clustertest.AOFAlways); err != nil {
+		t.Fatal(err)
+	}
+	if l2 := lineage(); l2.RunID == l1.RunID || l2.ReplID == l1.ReplID {
+		t.Fatalf("a restart: %v → %v; want a new run_id and a new replication id", l1, l2)
 	}
 }
 
@@ -88,33 +131,42 @@ func TestMasterAgainstRealServers(t *testing.T) {
 	ctx := context.Background()
 	plain := clustertest.StartServer(t, clustertest.NoPersistence)
 	durable := clustertest.StartServer(t, clustertest.AOFAlways)
-	p, err := Master(ctx, plain.Client(t), Keys{Epoch: "epoch", Synced: "synced"})
+	p, err := Master(ctx, plain.Client(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.RunID == "" || !strings.HasPrefix(p.Version, "7.") || p.AOF || p.Durable() || p.DELEX || p.Epoch != "" {
+	if p.RunID == "" || p.ReplID == "" || !strings.HasPrefix(p.Version, "7.") || p.AOF || p.Durable() || p.DELEX || !p.RecordFree() || p.Certified() {
 		t.Fatalf("plain server: %+v", p)
 	}
 	if p.Latency <= 0 || p.ServerTime.IsZero() || p.ClockOffset > time.Second || p.ClockOffset < -time.Second {
 		t.Fatalf("plain server timing: latency %v, time %v, offset %v", p.Latency, p.ServerTime, p.ClockOffset)
 	}
 	c := durable.Client(t)
-	if err := c.Set(ctx, "epoch", "e1", 0).Err(); err != nil {
-		t.Fatal(err)
-	}
-	d, err := Master(ctx, c, Keys{Epoch: "epoch", Synced: "synced"})
+	d, err := Master(ctx, c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !d.AOF || d.AppendFsync != "always" || !d.Durable() || d.Epoch != "e1" || d.Role != "master" || d.Promoted {
-		t.Fatalf("durable server: %+v", d)
+	cert := Cert{Lineage: d.Lineage(), Origin: "test"}.String()
+	expiry := time.Now().Add(time.Minute).UnixMilli()
+	if err := c.Set(ctx, keys.Cert, cert, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Do(ctx, "ZADD", keys.Lambda, expiry, 30000, 1, 99000).Err(); err != nil { // one live entry, one ended
+		t.Fatal(err)
+	}
+	d, err = Master(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.AOF || d.AppendFsync != "always" || !d.Durable() || !d.Certified() || d.RecordFree() || d.Role != "master" || d.Promoted || d.Lambda != 30*time.Second {
+		t.Fatalf("durable certified server: %+v", d)
 	}
 	if err := durable.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	short, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	if _, err := Master(short, c, Keys{Epoch: "epoch", Synced: "synced"}); err == nil {
+	if _, err := Master(short, c); err == nil {
 		t.Fatal("probe of a dead server succeeded")
 	}
 }
@@ -123,5 +175,12 @@ func TestParseInfo(t *testing.T) {
 	got := parseInfo("# Server\r\nredis_version:7.0.15\r\nrun_id:abc\r\n\r\n# Persistence\r\naof_enabled:1\r\n")
 	if got["redis_version"] != "7.0.15" || got["run_id"] != "abc" || got["aof_enabled"] != "1" {
 		t.Fatalf("parseInfo = %v", got)
+	}
+	l, role, err := ParseLineage("# Server\r\nredis_version:7.0.15\r\nrun_id:abc\r\n\r\n# Replication\r\nrole:master\r\nmaster_replid:def\r\nmaster_replid2:000\r\n")
+	if err != nil || l != (Lineage{RunID: "abc", ReplID: "def"}) || role != "master" {
+		t.Fatalf("ParseLineage = %v %q %v", l, role, err)
+	}
+	if _, _, err := ParseLineage("# Server\r\nredis_version:7.0.15\r\n"); err == nil {
+		t.Fatal("ParseLineage accepted INFO without a lineage")
 	}
 }

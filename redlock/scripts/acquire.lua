@@ -1,16 +1,32 @@
 -- Round 1 of an acquisition, run atomically on one master.
--- KEYS[1] the lock key, KEYS[2] its fencing counter, KEYS[3] the master's epoch marker
+-- KEYS[1] the lock key, KEYS[2] its bucket's fencing counter, KEYS[3] its
+-- per-key counter of an earlier version (read, never written), KEYS[4] the
+-- token floor, KEYS[5] the master's certificate, KEYS[6] the lambda set,
+-- KEYS[7] the fence-bucket count the masters' clients use.
 -- ARGV[1] the lease's random value, ARGV[2] the TTL in milliseconds,
 -- ARGV[3] a proposed token (decimal, below 2^53), or '0' for none,
 -- ARGV[4] the value of a lease of this client that was just released, or ''
 -- (its delete may still be on its way here: the key counts as free),
--- ARGV[5] the key's release channel
--- When the SET is granted and the counter is below the proposal, the counter
--- is raised to it in the same step (the one-round fast path, docs/fencing.md).
--- Returns {granted (1 or 0), the counter before any raise as a decimal string,
--- the epoch marker or '', raised (1 or 0), and when refused the number of
+-- ARGV[5] the key's release channel, ARGV[6] the client's fence-bucket count
+-- ('' with fencing off).
+-- When the SET is granted and the counter is below the proposal, the bucket's
+-- counter is raised to it in the same step (the one-round fast path,
+-- docs/fencing.md), and the lambda set learns that a lease of this TTL lives
+-- until now + TTL at least (rule Q of docs/safety.md).
+-- Returns {granted (1 or 0), the counter before any raise (the largest of the
+-- bucket, the per-key counter and the floor) as a decimal string, the
+-- certificate or '', raised (1 or 0), and when refused the number of
 -- subscribers to the key's release channel (one per waiting client; -1 when
--- the user may not ask), else 0}.
+-- the user may not ask), else 0}; an error reply, changing nothing, when the
+-- fence-bucket counts differ.
+if ARGV[6] ~= '' then
+  local b = redis.call('GET', KEYS[7])
+  if not b then
+    redis.call('SET', KEYS[7], ARGV[6])
+  elseif b ~= ARGV[6] then
+    return redis.error_reply('QLBUCKETS the masters use ' .. b .. ' fence buckets, this client ' .. ARGV[6])
+  end
+end
 local granted = 0
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   granted = 1
@@ -24,14 +40,22 @@ else
   end
 end
 local counter = redis.call('GET', KEYS[2]) or '0'
-local raised = 0
-local proposal = tonumber(ARGV[3])
-if granted == 1 and proposal > 0 and tonumber(counter) < proposal then
-  redis.call('SET', KEYS[2], ARGV[3])
-  raised = 1
+for k = 3, 4 do
+  local v = redis.call('GET', KEYS[k])
+  if v and tonumber(v) > tonumber(counter) then
+    counter = v
+  end
 end
+local raised = 0
 local waiting = 0
-if granted == 0 then
+if granted == 1 then
+  if ARGV[3] ~= '0' and tonumber(counter) < tonumber(ARGV[3]) then
+    redis.call('SET', KEYS[2], ARGV[3])
+    raised = 1
+  end
+  local t = redis.call('TIME')
+  redis.call('ZADD', KEYS[6], 'GT', string.format('%d', t[1] * 1000 + math.floor(t[2] / 1000) + tonumber(ARGV[2])), ARGV[2])
+else
   -- pcall: a user without +pubsub|numsub still gets its refusal; -1 means unknown
   local n = redis.pcall('PUBSUB', 'NUMSUB', ARGV[5])
   if type(n) == 'table' and n.err == nil then
@@ -40,4 +64,4 @@ if granted == 0 then
     waiting = -1
   end
 end
-return {granted, counter, redis.call('GET', KEYS[3]) or '', raised, waiting}
+return {granted, counter, redis.call('GET', KEYS[5]) or '', raised, waiting}

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	layout "github.com/quorumlock/quorumlock/internal/keys"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/redlock"
@@ -81,7 +83,7 @@ func newSlots(s *Semaphore, masters []redis.UniversalClient) (*slots, error) {
 func (sl *slots) channels() []string {
 	out := make([]string, len(sl.keys))
 	for i, k := range sl.keys {
-		out[i] = redlock.ChannelPrefix + k
+		out[i] = layout.ChannelPrefix + k
 	}
 	return out
 }

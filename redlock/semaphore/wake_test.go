@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cenkalti/backoff/v4"
+	layout "github.com/quorumlock/quorumlock/internal/keys"
 
-	"github.com/quorumlock/quorumlock/redlock"
+	"github.com/cenkalti/backoff/v4"
 )
 
 // Acquire is woken by the release, not by polling: with a backoff of an
@@ -37,7 +37,7 @@ func TestAcquireWokenByRelease(t *testing.T) {
 			// this test has made an hour long).
 			channel := keysFor("wake").channel
 			if tc.masters > 1 {
-				channel = redlock.ChannelPrefix + slotKey("wake", p.Slot())
+				channel = layout.ChannelPrefix + slotKey("wake", p.Slot())
 			}
 			waitFor(t, "the waiter's subscriptions", func() bool {
 				for _, rdb := range m {

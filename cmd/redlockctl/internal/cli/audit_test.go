@@ -6,9 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/keys"
+
 	"github.com/quorumlock/quorumlock/cluster/clustertest"
 	"github.com/quorumlock/quorumlock/cmd/redlockctl/internal/inspect"
-	"github.com/quorumlock/quorumlock/redlock"
 )
 
 func TestAuditFindsTTLlessLockAndStrayAndFixesTTL(t *testing.T) {
@@ -26,7 +27,7 @@ func TestAuditFindsTTLlessLockAndStrayAndFixesTTL(t *testing.T) {
 	if err := rcs[2].Set(ctx, "lock:y", "holder-2", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := rcs[0].Set(ctx, redlock.FencePrefix+"gone", "41", 0).Err(); err != nil {
+	if err := rcs[0].Set(ctx, keys.Legacy("gone"), "41", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if err := rcs[0].Set(ctx, "user:1", "alice", 0).Err(); err != nil {

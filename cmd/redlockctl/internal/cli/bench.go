@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/quorumlock/quorumlock/redlock"
@@ -65,7 +64,6 @@ and their fencing counters deleted at the end (the keys are unique to the run).`
 			defer locks.Close()
 			prefix := "redlockctl-bench:" + strconv.FormatInt(time.Now().UnixNano(), 36) + ":"
 			res := bench(cmd.Context(), cmd.ErrOrStderr(), locks, prefix, concurrency, duration, ttl)
-			removeBenchCounters(cmd.Context(), c.Clients(), prefix, concurrency)
 			if a.g.json() {
 				err = writeJSON(cmd.OutOrStdout(), res)
 			} else {
@@ -85,18 +83,6 @@ and their fencing counters deleted at the end (the keys are unique to the run).`
 	cmd.Flags().IntVar(&concurrency, "concurrency", 16, "goroutines, each with its own key")
 	cmd.Flags().DurationVar(&ttl, "ttl", 10*time.Second, "TTL of each lock")
 	return cmd
-}
-
-// removeBenchCounters deletes the fencing counters of the bench's own keys
-// (unique to this run, so no other holder relies on them).
-func removeBenchCounters(ctx context.Context, clients []redis.UniversalClient, prefix string, n int) {
-	keys := []string{redlock.FencePrefix + prefix + "warmup"}
-	for w := range n {
-		keys = append(keys, redlock.FencePrefix+prefix+strconv.Itoa(w))
-	}
-	for _, rc := range clients {
-		_ = rc.Del(context.WithoutCancel(ctx), keys...).Err()
-	}
 }
 
 func bench(ctx context.Context, stderr io.Writer, locks *redlock.Client, prefix string, n int, d, ttl time.Duration) benchJSON {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/quorumlock/quorumlock/cmd/redlockctl/internal/inspect"
 	"sync"
 	"time"
+
+	"github.com/quorumlock/quorumlock/cmd/redlockctl/internal/inspect"
+	"github.com/quorumlock/quorumlock/internal/keys"
 
 	"github.com/redis/go-redis/v9"
 
@@ -130,7 +132,7 @@ func extendHandle(ctx context.Context, clients []redis.UniversalClient, perMaste
 // when its keys were still there to remove.
 func releaseHandle(ctx context.Context, clients []redis.UniversalClient, perMaster time.Duration, h Handle) (quorumOutcome, error) {
 	expired := !time.Now().Before(h.ValidUntil)
-	o := ownerRound(ctx, clients, perMaster, releaseScript, h.Key, h.Value, redlock.ChannelPrefix)
+	o := ownerRound(ctx, clients, perMaster, releaseScript, h.Key, h.Value, keys.ChannelPrefix)
 	if err := o.err("unlock", h.Key); err != nil {
 		return o, err
 	}

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/keys"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/fencing"
@@ -296,9 +298,9 @@ func (d *demo) cleanup(ctx context.Context) {
 	defer cancel()
 	waitUntil(wctx, func() bool { return d.ms.keysLeft(lockKey) == 0 })
 	d.check(d.ms.keysLeft(lockKey) == 0, "lock key %q on %d masters (queued SETs of paused masters were cleaned up)", lockKey, d.ms.keysLeft(lockKey))
-	fence := redlock.FencePrefix + lockKey
+	fence := keys.Bucket(keys.BucketOf(lockKey, redlock.DefaultFenceBuckets))
 	q := d.clients[0].Quorum()
-	d.check(d.ms.keysLeft(fence) >= q, "fencing counter %q kept on %d masters, at least a majority (it never expires)", fence, d.ms.keysLeft(fence))
+	d.check(d.ms.keysLeft(fence) >= q, "fencing counter %q (%q's bucket) kept on %d masters, at least a majority (it never expires)", fence, lockKey, d.ms.keysLeft(fence))
 }
 
 func strictlyIncreasing(ts []fencing.Token) bool {

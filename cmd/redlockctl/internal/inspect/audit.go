@@ -11,9 +11,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	layout "github.com/quorumlock/quorumlock/internal/keys"
 
-	"github.com/quorumlock/quorumlock/redlock"
+	"github.com/redis/go-redis/v9"
 )
 
 // Severities of a Finding.
@@ -103,7 +103,7 @@ type masterKeys struct {
 // Audit SCANs every master (never KEYS) for lock keys and fencing counters.
 // A string key is a lock key when Match was given, or when it looks like one:
 // its value is a quorumlock lock value (32 hex digits), a fencing counter
-// exists for it, or its name contains "lock". Keys under redlock.Prefix are
+// exists for it, or its name contains "lock". Keys under layout.Prefix are
 // the library's own and never lock keys. Findings: lock keys without a TTL
 // (error), keys held by an owner on fewer than a majority of masters
 // (warning: stray), and fencing counters without a lock key (info). Values
@@ -215,7 +215,7 @@ func scanMaster(ctx context.Context, rc redis.UniversalClient, opt AuditOptions)
 	var keys []string
 	it := rc.ScanType(ctx, 0, opt.Match, int64(opt.Batch), "string").Iterator()
 	for it.Next(ctx) {
-		if k := it.Val(); !strings.HasPrefix(k, redlock.Prefix) {
+		if k := it.Val(); !strings.HasPrefix(k, layout.Prefix) {
 			keys = append(keys, k)
 		}
 	}
@@ -245,7 +245,7 @@ func scanMaster(ctx context.Context, rc redis.UniversalClient, opt AuditOptions)
 		}
 	}
 	var counters []string
-	it = rc.ScanType(ctx, 0, redlock.FencePrefix+opt.Match, int64(opt.Batch), "string").Iterator()
+	it = rc.ScanType(ctx, 0, layout.LegacyFencePrefix+opt.Match, int64(opt.Batch), "string").Iterator()
 	for it.Next(ctx) {
 		counters = append(counters, it.Val())
 	}
@@ -261,7 +261,7 @@ func scanMaster(ctx context.Context, rc redis.UniversalClient, opt AuditOptions)
 		for i, v := range vals {
 			if s, ok := v.(string); ok {
 				n, _ := strconv.ParseUint(s, 10, 64)
-				mk.counters[strings.TrimPrefix(batch[i], redlock.FencePrefix)] = n
+				mk.counters[strings.TrimPrefix(batch[i], layout.LegacyFencePrefix)] = n
 			}
 		}
 	}

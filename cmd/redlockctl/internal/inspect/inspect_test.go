@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/keys"
+
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
@@ -90,7 +92,7 @@ func TestAuditOnEmbeddedMasters(t *testing.T) {
 		_ = s.Set("job:7", quorumValue) // lock-like by its value; no TTL
 		_ = s.Set("user:1", "alice")    // not a lock
 	}
-	_ = ss[0].Set(redlock.FencePrefix+"job:7", "12")
+	_ = ss[0].Set(keys.Legacy("job:7"), "12")
 	_ = ss[1].Set("job:8", "x")                           // lock-like only with --match
 	_ = ss[0].Set("lock:blob", strings.Repeat("x", 1000)) // too big to be a lock value
 	ss[1].SetTTL("job:8", time.Minute)

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/keys"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/redlock"
@@ -77,7 +79,7 @@ func Key(ctx context.Context, clients []redis.UniversalClient, urls []string, ke
 			pipe := rc.Pipeline()
 			get := pipe.Get(ctx, key)
 			pttl := pipe.PTTL(ctx, key)
-			fence := pipe.Get(ctx, redlock.FencePrefix+key)
+			counters := pipe.MGet(ctx, keys.Legacy(key), keys.Floor, keys.FenceBuckets)
 			_, err := pipe.Exec(ctx)
 			km.Latency = float64(time.Since(start).Microseconds()) / 1000
 			if err != nil && !errors.Is(err, redis.Nil) {
@@ -94,8 +96,8 @@ func Key(ctx context.Context, clients []redis.UniversalClient, urls []string, ke
 			if d, err := pttl.Result(); err == nil {
 				km.PTTLms = pttlMillis(d)
 			}
-			if v, err := fence.Result(); err == nil {
-				km.Fence, _ = strconv.ParseUint(v, 10, 64)
+			if vals, err := counters.Result(); err == nil {
+				km.Fence = fenceCounter(ctx, rc, key, vals)
 			}
 			out[i] = km
 		})
@@ -154,4 +156,30 @@ func judge(key string, ms []KeyMaster) KeyReport {
 		}
 	}
 	return r
+}
+
+// fenceCounter is the counter key's next token is drawn from on one master:
+// the largest of its fence bucket's counter (the masters record how many
+// buckets their clients use), its per-key counter of an earlier version
+// and the token floor. vals are the per-key counter, the floor and the
+// bucket count, as MGET read them.
+func fenceCounter(ctx context.Context, rc redis.UniversalClient, key string, vals []any) uint64 {
+	var n uint64
+	for _, v := range vals[:2] {
+		if s, ok := v.(string); ok {
+			x, _ := strconv.ParseUint(s, 10, 64)
+			n = max(n, x)
+		}
+	}
+	b := redlock.DefaultFenceBuckets
+	if s, ok := vals[2].(string); ok {
+		if x, err := strconv.Atoi(s); err == nil && x > 0 {
+			b = x
+		}
+	}
+	if s, err := rc.Get(ctx, keys.Bucket(keys.BucketOf(key, b))).Result(); err == nil {
+		x, _ := strconv.ParseUint(s, 10, 64)
+		n = max(n, x)
+	}
+	return n
 }

@@ -1,0 +1,106 @@
+package probe
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Lineage names one continuous history of a master's data: the process
+// (run_id, new at every restart) and its replication id (master_replid, new
+// at every restart, role change and full resync). A rollback, a failback, a
+// promotion or a restart always gives a new lineage, and neither id ever
+// comes back; a FLUSHALL keeps the lineage but deletes every key, the
+// certificate included (docs/safety.md, "Rule V").
+type Lineage struct {
+	RunID  string
+	ReplID string
+}
+
+// String is the lineage as certificates and guards write it: "run_id replid".
+func (l Lineage) String() string { return l.RunID + " " + l.ReplID }
+
+// Known reports whether both ids were read.
+func (l Lineage) Known() bool { return l.RunID != "" && l.ReplID != "" }
+
+// Cert is a master's certificate (the value at keys.Cert): the lineage under
+// which the master was certified and the certification that did it
+// ("scratch S members", "sync nonce", "repair nonce").
+type Cert struct {
+	Lineage Lineage
+	Origin  string
+}
+
+// ParseCert reads a certificate; ok is false for "" and for anything that
+// is not "run_id replid origin".
+func ParseCert(s string) (c Cert, ok bool) {
+	run, rest, ok1 := strings.Cut(s, " ")
+	repl, origin, ok2 := strings.Cut(rest, " ")
+	if !ok1 || !ok2 || run == "" || repl == "" || origin == "" {
+		return Cert{}, false
+	}
+	return Cert{Lineage: Lineage{RunID: run, ReplID: repl}, Origin: origin}, true
+}
+
+// String is the certificate as stored.
+func (c Cert) String() string { return c.Lineage.String() + " " + c.Origin }
+
+// Scratch is the guard of a scratch certification (keys.Scratch): written,
+// never deleted, on every member before it is certified.
+type Scratch struct {
+	Lineage Lineage
+	ID      string // the scratch's id, shared by its members
+	Members string // the members' indices, comma-separated, in order
+}
+
+// ParseScratch reads a scratch guard "run_id replid scratch ID members".
+func ParseScratch(s string) (g Scratch, ok bool) {
+	f := strings.Fields(s)
+	if len(f) != 5 || f[2] != "scratch" {
+		return Scratch{}, false
+	}
+	return Scratch{Lineage: Lineage{RunID: f[0], ReplID: f[1]}, ID: f[3], Members: f[4]}, true
+}
+
+// String is the guard as stored.
+func (g Scratch) String() string {
+	return fmt.Sprintf("%s scratch %s %s", g.Lineage, g.ID, g.Members)
+}
+
+// Origin is the certificate origin of the scratch's members.
+func (g Scratch) Origin() string { return "scratch " + g.ID + " " + g.Members }
+
+// ParseLineage reads the lineage and role from the text of INFO with the
+// server and replication sections.
+func ParseLineage(info string) (l Lineage, role string, err error) {
+	l.RunID, l.ReplID, role = field(info, "run_id:"), field(info, "master_replid:"), field(info, "role:")
+	if !l.Known() || role == "" {
+		return Lineage{}, "", fmt.Errorf("INFO has no run_id, master_replid or role")
+	}
+	return l, role, nil
+}
+
+// field returns the value of the INFO line starting with name.
+func field(info, name string) string {
+	i := strings.Index(info, "\n"+name)
+	if i < 0 {
+		if !strings.HasPrefix(info, name) {
+			return ""
+		}
+		i = 0
+	} else {
+		i++
+	}
+	v := info[i+len(name):]
+	if j := strings.IndexAny(v, "\r\n"); j >= 0 {
+		v = v[:j]
+	}
+	return v
+}
+
+// Counts is rule V: a master's answer counts by itself when its role is
+// master and the certificate read in the same atomic step names the lineage
+// an INFO sent after it, on the same connection, reports.
+func Counts(cert string, l Lineage, role string) bool {
+	c, ok := ParseCert(cert)
+	return ok && role == "master" && l.Known() && c.Lineage == l
+}
