@@ -62,6 +62,7 @@ type grant struct {
 	granted bool
 	counter fencing.Token // before any raise
 	cert    string        // the master's certificate, read in the same step
+	inc     string        // the master's incarnation, read in the same step
 	raised  bool          // the counter was raised to the proposal
 	// waiting is, when refused, how many clients are subscribed to the key's
 	// release channel on that master: the clients waiting for the key; -1
@@ -145,7 +146,7 @@ func (a *attempt) round1(send []int) error {
 		} else if rep.seen.err == nil {
 			runIDs[rep.seen.lineage.RunID] = i
 		}
-		counts := c.counts(i, rep.val.cert, rep.seen)
+		counts := c.counts(i, rep.val.cert, rep.val.inc, rep.seen)
 		if !rep.val.granted {
 			w := rep.val.waiting
 			if w < 0 { // the master would not say (ACL): assume a herd
@@ -260,7 +261,7 @@ func (c *Client) sendAcquire(key string, bucket int, value string, ttl time.Dura
 		buckets = strconv.Itoa(c.cfg.buckets)
 	}
 	call := newScriptCall(acquireScript,
-		[]string{key, keys.Bucket(bucket), keys.Legacy(key), keys.Floor, keys.Cert, keys.Lambda, keys.FenceBuckets},
+		[]string{key, keys.Bucket(bucket), keys.Legacy(key), keys.Floor, keys.Cert, keys.Lambda, keys.FenceBuckets, keys.Incarnation},
 		value, ttl.Milliseconds(), proposal.String(), releasedValue, keys.ChannelPrefix+key, buckets)
 	call.lineage = c.cfg.quarantine || !c.identified.Load() // without quarantine, until every master was identified
 	rq := request[grant]{call: call, parse: func(cmd *redis.Cmd) (grant, error) {
@@ -274,22 +275,23 @@ func (c *Client) sendAcquire(key string, bucket int, value string, ttl time.Dura
 }
 
 func parseGrant(res []any) (grant, error) {
-	if len(res) != 5 {
-		return grant{}, fmt.Errorf("acquire script returned %d values, want 5", len(res))
+	if len(res) != 6 {
+		return grant{}, fmt.Errorf("acquire script returned %d values, want 6", len(res))
 	}
 	n, ok1 := res[0].(int64)
 	ctr, ok2 := res[1].(string)
 	cert, ok3 := res[2].(string)
 	raised, ok4 := res[3].(int64)
 	waiting, ok5 := res[4].(int64)
-	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 {
-		return grant{}, fmt.Errorf("acquire script returned %T, %T, %T, %T, %T", res[0], res[1], res[2], res[3], res[4])
+	inc, ok6 := res[5].(string)
+	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 {
+		return grant{}, fmt.Errorf("acquire script returned %T, %T, %T, %T, %T, %T", res[0], res[1], res[2], res[3], res[4], res[5])
 	}
 	t, err := parseCounter(ctr)
 	if err != nil {
 		return grant{}, err
 	}
-	return grant{granted: n == 1, counter: t, cert: cert, raised: raised == 1, waiting: waiting}, nil
+	return grant{granted: n == 1, counter: t, cert: cert, inc: inc, raised: raised == 1, waiting: waiting}, nil
 }
 
 func parseCounter(s string) (fencing.Token, error) {

@@ -26,6 +26,12 @@ func setCert(t *testing.T, rdb redis.UniversalClient) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := rdb.SetNX(ctx, keys.Incarnation, "test-incarnation", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if l.Incarnation, err = rdb.Get(ctx, keys.Incarnation).Result(); err != nil {
+		t.Fatal(err)
+	}
 	if err := rdb.Set(ctx, keys.Cert, probe.Cert{Lineage: l, Origin: "test"}.String(), 0).Err(); err != nil {
 		t.Fatal(err)
 	}

@@ -123,10 +123,20 @@ func (h *health) verdict(now time.Time, lambda time.Duration, masters []*master,
 // probe): it counts, or it does not, in lineage l. A master seen uncertified
 // dates its quarantine from the first time, and again from a lineage change.
 func (c *Client) observeCertified(m *master, certified bool, l probe.Lineage) {
+	c.observe(m, certified, l, nil)
+}
+
+// observe is observeCertified; seen, when not nil, is what the master said
+// of itself in a grant (its certificate, lineage and role), newer than its
+// last probe: Health and the errors judge from it.
+func (c *Client) observe(m *master, certified bool, l probe.Lineage, seen func(*probe.Info)) {
 	now := c.cfg.clock.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	h := &m.health
+	if seen != nil {
+		seen(&h.info)
+	}
 	h.certified = certified
 	switch {
 	case certified:
@@ -140,19 +150,28 @@ func (c *Client) observeCertified(m *master, certified bool, l probe.Lineage) {
 
 // counts is rule V for master i's answer: its role is master and the
 // certificate it read in the same step names the lineage the INFO after it
-// reports. Every master counts without quarantine. What it finds is noted
-// for the electorate, Health and the certifier.
-func (c *Client) counts(i int, cert string, s seen) bool {
+// reports, with the incarnation read beside the certificate. Every master
+// counts without quarantine. What it finds is noted for the electorate,
+// Health and the certifier.
+func (c *Client) counts(i int, cert, inc string, s seen) bool {
 	if !c.cfg.quarantine {
 		return true
 	}
-	ok := s.err == nil && probe.Counts(cert, s.lineage, s.role)
+	l := s.lineage
+	l.Incarnation = inc
+	ok := s.err == nil && probe.Counts(cert, l, s.role)
 	m := c.masters[i]
 	m.mu.Lock()
-	known, same := m.health.certified, m.health.info.Lineage() == s.lineage
+	known, same := m.health.certified, m.health.info.Lineage() == l && m.health.info.Cert == cert
 	m.mu.Unlock()
 	if ok != known || !ok && !same {
-		c.observeCertified(m, ok, s.lineage)
+		if s.err != nil {
+			c.observeCertified(m, ok, probe.Lineage{})
+		} else {
+			c.observe(m, ok, l, func(info *probe.Info) {
+				info.RunID, info.ReplID, info.Incarnation, info.Cert, info.Role = l.RunID, l.ReplID, l.Incarnation, cert, s.role
+			})
+		}
 		if !ok {
 			c.certifier.kick(c, true) // a change: look at it now
 		}

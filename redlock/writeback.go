@@ -35,7 +35,7 @@ const writeBackTries = 3
 // docs/fencing-model.md). When a master reports a counter at or above token,
 // the round is run again with a token above it.
 func (c *Client) writeBack(ctx context.Context, key, value string, granted []int, token fencing.Token, timeout time.Duration) writeBackResult {
-	names := []string{key, keys.Bucket(keys.BucketOf(key, c.cfg.buckets)), keys.Cert}
+	names := []string{key, keys.Bucket(keys.BucketOf(key, c.cfg.buckets)), keys.Cert, keys.Incarnation}
 	var res writeBackResult
 	for range writeBackTries {
 		if token > fencing.MaxToken {
@@ -54,11 +54,11 @@ func (c *Client) writeBack(ctx context.Context, key, value string, granted []int
 		}
 		above := fencing.Token(0)
 		d, cause := r.collect(ctx, votes, c.quorum, func(i int, rep reply[[]any]) (outcome, error) {
-			status, counter, cert, err := parseWriteBack(rep.val)
+			status, counter, cert, inc, err := parseWriteBack(rep.val)
 			if err != nil {
 				return errorReply, c.masters[i].errorf(fmt.Errorf("%w: %w", ErrReplyError, err))
 			}
-			votes[i] = c.counts(i, cert, rep.seen)
+			votes[i] = c.counts(i, cert, inc, rep.seen)
 			switch status {
 			case 1:
 				return yes, nil
@@ -86,16 +86,17 @@ func (c *Client) writeBack(ctx context.Context, key, value string, granted []int
 	return res
 }
 
-func parseWriteBack(res []any) (int64, fencing.Token, string, error) {
-	if len(res) != 3 {
-		return 0, 0, "", fmt.Errorf("write-back script returned %d values, want 3", len(res))
+func parseWriteBack(res []any) (status int64, counter fencing.Token, cert, inc string, err error) {
+	if len(res) != 4 {
+		return 0, 0, "", "", fmt.Errorf("write-back script returned %d values, want 4", len(res))
 	}
 	status, ok1 := res[0].(int64)
 	ctr, ok2 := res[1].(string)
 	cert, ok3 := res[2].(string)
-	if !ok1 || !ok2 || !ok3 {
-		return 0, 0, "", fmt.Errorf("write-back script returned %T, %T, %T", res[0], res[1], res[2])
+	inc, ok4 := res[3].(string)
+	if !ok1 || !ok2 || !ok3 || !ok4 {
+		return 0, 0, "", "", fmt.Errorf("write-back script returned %T, %T, %T, %T", res[0], res[1], res[2], res[3])
 	}
-	t, err := parseCounter(ctr)
-	return status, t, cert, err
+	counter, err = parseCounter(ctr)
+	return status, counter, cert, inc, err
 }

@@ -7,7 +7,8 @@
 // the bucket counter Bucket(BucketOf(K, B)), one of B counters that only
 // grow and never expire. Pre-bucket clients kept one counter per key at
 // LegacyFencePrefix+K: it is still read, never written. Per master, one
-// each: Cert (the master's certificate), Scratch (the guard of a scratch
+// each: Incarnation (a random name of the master's dataset, made again after
+// a FLUSHALL), Cert (the master's certificate), Scratch (the guard of a scratch
 // certification), Lambda (the longest TTL in use, with when it ends), Floor
 // (the token floor a repair raises), FenceBuckets (the B the masters' clients
 // use); and SyncPrefix+nonce, the short-lived guard of a counter sync.

@@ -12,6 +12,7 @@ const (
 	BucketPrefix      = Prefix + "tokens:"
 	LegacyFencePrefix = Prefix + "fence:"
 	Cert              = Prefix + "cert"
+	Incarnation       = Prefix + "incarnation"
 	Scratch           = Prefix + "scratch"
 	Lambda            = Prefix + "lambda"
 	Floor             = Prefix + "floor"

@@ -6,21 +6,24 @@ import (
 )
 
 // Lineage names one continuous history of a master's data: the process
-// (run_id, new at every restart) and its replication id (master_replid, new
-// at every restart, role change and full resync). A rollback, a failback, a
-// promotion or a restart always gives a new lineage, and neither id ever
-// comes back; a FLUSHALL keeps the lineage but deletes every key, the
-// certificate included (docs/safety.md, "Rule V").
+// (run_id, new at every restart), its replication id (master_replid, new at
+// every restart, role change and full resync) and its incarnation (a random
+// value quorumlock keeps at keys.Incarnation, made again once a FLUSHALL has
+// deleted it). A rollback, a failback, a promotion, a restart or a flush
+// always gives a new lineage, and none of the three ever comes back
+// (docs/safety.md, "Rule V").
 type Lineage struct {
-	RunID  string
-	ReplID string
+	RunID       string
+	ReplID      string
+	Incarnation string
 }
 
-// String is the lineage as certificates and guards write it: "run_id replid".
-func (l Lineage) String() string { return l.RunID + " " + l.ReplID }
+// String is the lineage as certificates and guards write it: "run_id replid
+// incarnation".
+func (l Lineage) String() string { return l.RunID + " " + l.ReplID + " " + l.Incarnation }
 
-// Known reports whether both ids were read.
-func (l Lineage) Known() bool { return l.RunID != "" && l.ReplID != "" }
+// Known reports whether all three were read.
+func (l Lineage) Known() bool { return l.RunID != "" && l.ReplID != "" && l.Incarnation != "" }
 
 // Cert is a master's certificate (the value at keys.Cert): the lineage under
 // which the master was certified and the certification that did it
@@ -31,14 +34,13 @@ type Cert struct {
 }
 
 // ParseCert reads a certificate; ok is false for "" and for anything that
-// is not "run_id replid origin".
+// is not "run_id replid incarnation origin".
 func ParseCert(s string) (c Cert, ok bool) {
-	run, rest, ok1 := strings.Cut(s, " ")
-	repl, origin, ok2 := strings.Cut(rest, " ")
-	if !ok1 || !ok2 || run == "" || repl == "" || origin == "" {
+	f := strings.SplitN(s, " ", 4)
+	if len(f) != 4 || f[0] == "" || f[1] == "" || f[2] == "" || f[3] == "" {
 		return Cert{}, false
 	}
-	return Cert{Lineage: Lineage{RunID: run, ReplID: repl}, Origin: origin}, true
+	return Cert{Lineage: Lineage{RunID: f[0], ReplID: f[1], Incarnation: f[2]}, Origin: f[3]}, true
 }
 
 // String is the certificate as stored.
@@ -52,13 +54,14 @@ type Scratch struct {
 	Members string // the members' indices, comma-separated, in order
 }
 
-// ParseScratch reads a scratch guard "run_id replid scratch ID members".
+// ParseScratch reads a scratch guard "run_id replid incarnation scratch ID
+// members".
 func ParseScratch(s string) (g Scratch, ok bool) {
 	f := strings.Fields(s)
-	if len(f) != 5 || f[2] != "scratch" {
+	if len(f) != 6 || f[3] != "scratch" {
 		return Scratch{}, false
 	}
-	return Scratch{Lineage: Lineage{RunID: f[0], ReplID: f[1]}, ID: f[3], Members: f[4]}, true
+	return Scratch{Lineage: Lineage{RunID: f[0], ReplID: f[1], Incarnation: f[2]}, ID: f[4], Members: f[5]}, true
 }
 
 // String is the guard as stored.
@@ -69,11 +72,12 @@ func (g Scratch) String() string {
 // Origin is the certificate origin of the scratch's members.
 func (g Scratch) Origin() string { return "scratch " + g.ID + " " + g.Members }
 
-// ParseLineage reads the lineage and role from the text of INFO with the
-// server and replication sections.
+// ParseLineage reads the run_id, replication id and role from the text of
+// INFO with the server and replication sections (the incarnation is a key:
+// the caller reads it).
 func ParseLineage(info string) (l Lineage, role string, err error) {
 	l.RunID, l.ReplID, role = field(info, "run_id:"), field(info, "master_replid:"), field(info, "role:")
-	if !l.Known() || role == "" {
+	if l.RunID == "" || l.ReplID == "" || role == "" {
 		return Lineage{}, "", fmt.Errorf("INFO has no run_id, master_replid or role")
 	}
 	return l, role, nil
@@ -99,7 +103,8 @@ func field(info, name string) string {
 
 // Counts is rule V: a master's answer counts by itself when its role is
 // master and the certificate read in the same atomic step names the lineage
-// an INFO sent after it, on the same connection, reports.
+// an INFO sent after it, on the same connection, reports, with the
+// incarnation read in the same step as the certificate.
 func Counts(cert string, l Lineage, role string) bool {
 	c, ok := ParseCert(cert)
 	return ok && role == "master" && l.Known() && c.Lineage == l

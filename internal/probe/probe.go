@@ -42,15 +42,18 @@ type Info struct {
 	// versions.
 	Cert, Scratch, OldEpoch, OldSynced string
 	// Floor is the token floor ("" when none); FenceBuckets the B the
-	// masters' clients use ("" until one locked with fencing).
-	Floor, FenceBuckets string
+	// masters' clients use ("" until one locked with fencing); Incarnation
+	// the dataset's random name ("" until a certification made one).
+	Floor, FenceBuckets, Incarnation string
 	// Lambda is the longest TTL of a lease that may still be live, as the
 	// master's lambda set says (0 when none).
 	Lambda time.Duration
 }
 
 // Lineage is the master's lineage as probed.
-func (i Info) Lineage() Lineage { return Lineage{RunID: i.RunID, ReplID: i.ReplID} }
+func (i Info) Lineage() Lineage {
+	return Lineage{RunID: i.RunID, ReplID: i.ReplID, Incarnation: i.Incarnation}
+}
 
 // Certified reports rule V for this probe: its role is master and its
 // certificate names its lineage.
@@ -79,7 +82,7 @@ func Master(ctx context.Context, rdb redis.UniversalClient) (Info, error) {
 	fsyncCmd := pipe.ConfigGet(ctx, "appendfsync")
 	saveCmd := pipe.ConfigGet(ctx, "save")
 	delexCmd := pipe.Do(ctx, "COMMAND", "INFO", "DELEX")
-	recordsCmd := pipe.MGet(ctx, keys.Cert, keys.Scratch, keys.OldEpoch, keys.OldSynced, keys.Floor, keys.FenceBuckets)
+	recordsCmd := pipe.MGet(ctx, keys.Cert, keys.Scratch, keys.OldEpoch, keys.OldSynced, keys.Floor, keys.FenceBuckets, keys.Incarnation)
 	lambdaCmd := pipe.ZRangeWithScores(ctx, keys.Lambda, 0, -1)
 	timeCmd := pipe.Time(ctx)
 	_, execErr := pipe.Exec(ctx)
@@ -128,7 +131,7 @@ func Master(ctx context.Context, rdb redis.UniversalClient) (Info, error) {
 	for n, v := range vals {
 		rec[n], _ = v.(string)
 	}
-	info.Cert, info.Scratch, info.OldEpoch, info.OldSynced, info.Floor, info.FenceBuckets = rec[0], rec[1], rec[2], rec[3], rec[4], rec[5]
+	info.Cert, info.Scratch, info.OldEpoch, info.OldSynced, info.Floor, info.FenceBuckets, info.Incarnation = rec[0], rec[1], rec[2], rec[3], rec[4], rec[5], rec[6]
 	t, err := timeCmd.Result()
 	if err != nil {
 		return info, fmt.Errorf("TIME: %w", err)

@@ -14,7 +14,7 @@ import (
 // Rule V: only a certificate naming the master's current lineage, on a
 // master, counts.
 func TestCountsIsRuleV(t *testing.T) {
-	l := Lineage{RunID: "r1", ReplID: "p1"}
+	l := Lineage{RunID: "r1", ReplID: "p1", Incarnation: "i1"}
 	cert := Cert{Lineage: l, Origin: "sync n"}.String()
 	cases := []struct {
 		name string
@@ -24,11 +24,12 @@ func TestCountsIsRuleV(t *testing.T) {
 		want bool
 	}{
 		{"its own lineage", cert, l, "master", true},
-		{"another process (a restart)", cert, Lineage{RunID: "r2", ReplID: "p1"}, "master", false},
-		{"another replication id (a failback or promotion)", cert, Lineage{RunID: "r1", ReplID: "p2"}, "master", false},
+		{"another process (a restart)", cert, Lineage{RunID: "r2", ReplID: "p1", Incarnation: "i1"}, "master", false},
+		{"another replication id (a failback or promotion)", cert, Lineage{RunID: "r1", ReplID: "p2", Incarnation: "i1"}, "master", false},
+		{"another incarnation (a flush)", cert, Lineage{RunID: "r1", ReplID: "p1", Incarnation: "i2"}, "master", false},
 		{"no certificate", "", l, "master", false},
 		{"a replica", cert, l, "slave", false},
-		{"a malformed certificate", "r1 p1", l, "master", false},
+		{"a malformed certificate", "r1 p1 i1", l, "master", false},
 		{"an unknown lineage", cert, Lineage{}, "master", false},
 	}
 	for _, c := range cases {
@@ -39,18 +40,21 @@ func TestCountsIsRuleV(t *testing.T) {
 }
 
 func TestUncertifiedSaysWhy(t *testing.T) {
-	l := Lineage{RunID: "r1", ReplID: "p1"}
-	info := func(cert string) Info { return Info{RunID: "r1", ReplID: "p1", Role: "master", Cert: cert} }
+	l := Lineage{RunID: "r1", ReplID: "p1", Incarnation: "i1"}
+	info := func(cert string) Info {
+		return Info{RunID: "r1", ReplID: "p1", Incarnation: "i1", Role: "master", Cert: cert}
+	}
 	cases := []struct {
 		name string
 		info Info
 		want Kind
 	}{
 		{"nothing at all", info(""), NotCertified},
-		{"a scratch guard only", Info{RunID: "r1", ReplID: "p1", Role: "master", Scratch: "r1 p1 scratch s 0,1"}, DataLost},
+		{"a scratch guard only", Info{RunID: "r1", ReplID: "p1", Role: "master", Scratch: "r1 p1 i1 scratch s 0,1"}, DataLost},
 		{"an earlier version's marker", Info{RunID: "r1", ReplID: "p1", Role: "master", OldEpoch: "e"}, DataLost},
-		{"another process", info(Cert{Lineage: Lineage{RunID: "r0", ReplID: "p1"}, Origin: "sync n"}.String()), Restarted},
-		{"another replication id", info(Cert{Lineage: Lineage{RunID: "r1", ReplID: "p0"}, Origin: "sync n"}.String()), Promoted},
+		{"another process", info(Cert{Lineage: Lineage{RunID: "r0", ReplID: "p1", Incarnation: "i1"}, Origin: "sync n"}.String()), Restarted},
+		{"another replication id", info(Cert{Lineage: Lineage{RunID: "r1", ReplID: "p0", Incarnation: "i1"}, Origin: "sync n"}.String()), Promoted},
+		{"another incarnation", info(Cert{Lineage: Lineage{RunID: "r1", ReplID: "p1", Incarnation: "i0"}, Origin: "sync n"}.String()), DataLost},
 		{"a replica", Info{RunID: "r1", ReplID: "p1", Role: "slave"}, Replica},
 	}
 	for _, c := range cases {
@@ -68,8 +72,8 @@ func TestUncertifiedSaysWhy(t *testing.T) {
 }
 
 func TestParseCertAndScratch(t *testing.T) {
-	c, ok := ParseCert("r1 p1 scratch abc 0,1,2")
-	if !ok || c.Lineage != (Lineage{RunID: "r1", ReplID: "p1"}) || c.Origin != "scratch abc 0,1,2" {
+	c, ok := ParseCert("r1 p1 i1 scratch abc 0,1,2")
+	if !ok || c.Lineage != (Lineage{RunID: "r1", ReplID: "p1", Incarnation: "i1"}) || c.Origin != "scratch abc 0,1,2" {
 		t.Fatalf("ParseCert = %+v, %v", c, ok)
 	}
 	g := Scratch{Lineage: c.Lineage, ID: "abc", Members: "0,1,2"}
@@ -77,7 +81,7 @@ func TestParseCertAndScratch(t *testing.T) {
 	if !ok || back != g || g.Origin() != c.Origin {
 		t.Fatalf("ParseScratch(%q) = %+v, %v", g, back, ok)
 	}
-	for _, bad := range []string{"", "r1", "r1 p1", "r1 p1 sync n extra words"} {
+	for _, bad := range []string{"", "r1", "r1 p1", "r1 p1 i1", "r1 p1 i1 sync n extra words"} {
 		if _, ok := ParseScratch(bad); ok {
 			t.Errorf("ParseScratch(%q) accepted", bad)
 		}
@@ -105,8 +109,8 @@ func TestLineageChangesWithEveryLossButAFlush(t *testing.T) {
 	if err := c.FlushAll(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if l := lineage(); l != l0 {
-		t.Fatalf("FLUSHALL changed the lineage: %v → %v", l0, l)
+	if l := lineage(); l.RunID != l0.RunID || l.ReplID != l0.ReplID {
+		t.Fatalf("FLUSHALL changed the run_id or replication id: %v → %v", l0, l)
 	}
 	host, port, _ := strings.Cut(other.Addr, ":")
 	if err := c.Do(ctx, "REPLICAOF", host, port).Err(); err != nil {
@@ -146,7 +150,12 @@ func TestMasterAgainstRealServers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cert := Cert{Lineage: d.Lineage(), Origin: "test"}.String()
+	if err := c.Set(ctx, keys.Incarnation, "i1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	l := d.Lineage()
+	l.Incarnation = "i1"
+	cert := Cert{Lineage: l, Origin: "test"}.String()
 	expiry := time.Now().Add(time.Minute).UnixMilli()
 	if err := c.Set(ctx, keys.Cert, cert, 0).Err(); err != nil {
 		t.Fatal(err)

@@ -32,6 +32,8 @@ func Uncertified(i Info) Kind {
 		return Restarted
 	case ok && c.Lineage.ReplID != i.ReplID:
 		return Promoted
+	case ok && c.Lineage.Incarnation != i.Incarnation:
+		return DataLost // its incarnation was deleted and made again
 	case i.RecordFree():
 		return NotCertified
 	}

@@ -73,7 +73,7 @@ func Repair(ctx context.Context, masters []Member, c Counters) ([]int, error) {
 		nonce := newNonce()
 		guardKey := keys.SyncPrefix + nonce
 		guard := st.Lineage.String() + " repair " + nonce
-		if err := mb.RDB.Set(ctx, guardKey, guard, SyncGuardTTL).Err(); err != nil {
+		if _, err := writeGuard(ctx, mb.RDB, guardKey, st.Lineage, guard, SyncGuardTTL, false); err != nil {
 			return "", err
 		}
 		if err := Raise(ctx, mb.RDB, c); err != nil {

@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/quorumlock/quorumlock/internal/keys"
 	"github.com/quorumlock/quorumlock/internal/probe"
 )
@@ -57,12 +55,9 @@ func Scratch(ctx context.Context, members, others []Member, m, q, buckets int) (
 	}
 	// Step 1: a guard on every member, each acknowledged before any check.
 	pos := positions(members)
-	_, errs = each(members, func(mb Member) (struct{}, error) {
-		err := mb.RDB.SetArgs(ctx, keys.Scratch, guards[pos[mb.Index]].String(), redis.SetArgs{Mode: "NX"}).Err()
-		if errors.Is(err, redis.Nil) {
-			err = nil // already there: step 2 reads whose it is
-		}
-		return struct{}{}, err
+	_, errs = each(members, func(mb Member) (string, error) {
+		g := guards[pos[mb.Index]]
+		return writeGuard(ctx, mb.RDB, keys.Scratch, g.Lineage, g.String(), 0, true) // kept if there: step 2 reads whose it is
 	})
 	if err := firstErr(members, errs); err != nil {
 		return nil, err

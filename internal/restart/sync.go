@@ -44,7 +44,7 @@ func Sync(ctx context.Context, target Member, src Sources, buckets int, ready fu
 	nonce := newNonce()
 	guardKey := keys.SyncPrefix + nonce
 	guard := st.Lineage.String() + " sync " + nonce
-	if err := target.RDB.Set(ctx, guardKey, guard, SyncGuardTTL).Err(); err != nil {
+	if _, err := writeGuard(ctx, target.RDB, guardKey, st.Lineage, guard, SyncGuardTTL, false); err != nil {
 		return "", err
 	}
 	abandon := func(err error) (string, error) {

@@ -2,7 +2,8 @@
 -- KEYS[1] the lock key, KEYS[2] its bucket's fencing counter, KEYS[3] its
 -- per-key counter of an earlier version (read, never written), KEYS[4] the
 -- token floor, KEYS[5] the master's certificate, KEYS[6] the lambda set,
--- KEYS[7] the fence-bucket count the masters' clients use.
+-- KEYS[7] the fence-bucket count the masters' clients use, KEYS[8] the
+-- master's incarnation.
 -- ARGV[1] the lease's random value, ARGV[2] the TTL in milliseconds,
 -- ARGV[3] a proposed token (decimal, below 2^53), or '0' for none,
 -- ARGV[4] the value of a lease of this client that was just released, or ''
@@ -15,10 +16,10 @@
 -- until now + TTL at least (rule Q of docs/safety.md).
 -- Returns {granted (1 or 0), the counter before any raise (the largest of the
 -- bucket, the per-key counter and the floor) as a decimal string, the
--- certificate or '', raised (1 or 0), and when refused the number of
+-- certificate or '', raised (1 or 0), when refused the number of
 -- subscribers to the key's release channel (one per waiting client; -1 when
--- the user may not ask), else 0}; an error reply, changing nothing, when the
--- fence-bucket counts differ.
+-- the user may not ask) else 0, and the incarnation or ''}; an error reply,
+-- changing nothing, when the fence-bucket counts differ.
 if ARGV[6] ~= '' then
   local b = redis.call('GET', KEYS[7])
   if not b then
@@ -64,4 +65,4 @@ else
     waiting = -1
   end
 end
-return {granted, counter, redis.call('GET', KEYS[5]) or '', raised, waiting}
+return {granted, counter, redis.call('GET', KEYS[5]) or '', raised, waiting, redis.call('GET', KEYS[8]) or ''}
