@@ -50,7 +50,7 @@ type soakSample struct {
 	when       string
 	heap       uint64 // live heap after a GC, bytes
 	goroutines int
-	conns      uint32 // open connections of the clients' go-redis pools
+	conns      uint32   // open connections of the clients' go-redis pools
 	lockKeys   []int    // per master: keys under soak:
 	counters   []int    // per master: quorumlock's own keys (bucket counters and the fixed keys)
 	usedMemory []uint64 // per master: INFO memory used_memory, bytes
