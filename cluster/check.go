@@ -138,8 +138,8 @@ func judge(out []MasterStatus, infos []probe.Info, longest time.Duration) {
 		}
 		switch {
 		case fresh && st.RecordFree:
-			st.Fresh = true
-			v.Detail = "the first lock certifies the fresh cluster at once"
+			st.Fresh = true // the first lock certifies it at once: it counts
+			continue
 		case v.Kind == probe.NotCertified && certs == 0:
 			v.Detail = fmt.Sprintf("a fresh cluster is certified once %d of the %d masters answer with no quorumlock record; %d do now",
 				restart.ScratchSize(m, q), m, recordFree)

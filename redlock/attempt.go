@@ -89,7 +89,7 @@ func (a *attempt) run() (*Lease, error) {
 	if c.closed() {
 		return nil, ErrClosed
 	}
-	el := c.electorate(a.ctx)
+	el := c.electorate(a.ctx, a.ttl)
 	if el.err != nil {
 		return nil, el.err
 	}

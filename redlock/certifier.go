@@ -67,17 +67,18 @@ func (cf *certifier) runningPass() (<-chan struct{}, bool) {
 	return cf.done, cf.passes > 0
 }
 
-// refresh starts a pass when one is due and waits for it (at most the
-// per-master timeout, and never past ctx or Close) on first contact, and
-// while fewer than a quorum of masters are known to count: the pass may
-// certify them (a fresh cluster is certified at once, rule S).
-func (c *Client) refresh(ctx context.Context) {
+// refresh starts a pass when one is due and waits for it on first contact,
+// and while fewer than a quorum of masters are known to count: the pass may
+// certify them (a fresh cluster is certified at once, rule S). It waits at
+// most twice the per-master timeout of a TTL of ttl (the pass's probes take
+// at most one), and never past ctx or Close.
+func (c *Client) refresh(ctx context.Context, ttl time.Duration) {
 	c.certifier.kick(c, false)
 	done, finished := c.certifier.runningPass()
 	if done == nil || finished && c.knownCounting() >= c.quorum {
 		return
 	}
-	t := c.cfg.clock.NewTimer(c.masterTimeout(c.lambda()))
+	t := c.cfg.clock.NewTimer(2 * c.masterTimeout(ttl))
 	defer t.Stop()
 	select {
 	case <-done:
@@ -274,7 +275,7 @@ func (c *Client) syncAll(ctx context.Context, infos []probed) {
 	}
 	if damaged >= c.quorum {
 		why := fmt.Sprintf("%d of the %d masters lost their data at once, and a majority quorum survives at most %d: only %d keep their data, %d are needed to raise counters from; run redlockctl repair (docs/safety.md)",
-			damaged, len(c.masters), c.quorum-1, len(certified), len(c.masters)-c.quorum+1)
+			damaged, len(c.masters), c.quorum-1, len(c.masters)-damaged, len(c.masters)-c.quorum+1)
 		for _, i := range uncertified {
 			c.block(i, why)
 		}

@@ -2,10 +2,13 @@ package redlock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/internal/keys"
 )
 
 // pipelineGate is a go-redis hook that, while shut, holds on the client side
@@ -122,4 +125,76 @@ func (g *pipelineGate) wait(ctx context.Context, cmds []redis.Cmder) bool {
 		}
 	}
 	return true
+}
+
+// commandGate is a go-redis hook that holds every single command (not
+// pipeline) for which match is true, as a network that delivers it late
+// would, until open lets it go or drop fails it unsent.
+type commandGate struct {
+	match func(args []any) bool
+
+	mu      sync.Mutex
+	release chan struct{} // closed by open or drop
+	dropped bool
+	held    int
+}
+
+func newCommandGate(match func(args []any) bool) *commandGate {
+	return &commandGate{match: match, release: make(chan struct{})}
+}
+
+func (g *commandGate) heldNow() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.held
+}
+
+// open sends every held command, and every later one at once.
+func (g *commandGate) open() { g.end(false) }
+
+// drop fails every held command, and every later one, without sending it.
+func (g *commandGate) drop() { g.end(true) }
+
+func (g *commandGate) end(drop bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	select {
+	case <-g.release:
+	default:
+		g.dropped = drop
+		close(g.release)
+	}
+}
+
+func (g *commandGate) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (g *commandGate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+func (g *commandGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if !g.match(cmd.Args()) {
+			return next(ctx, cmd)
+		}
+		g.mu.Lock()
+		g.held++
+		g.mu.Unlock()
+		<-g.release
+		g.mu.Lock()
+		g.held--
+		dropped := g.dropped
+		g.mu.Unlock()
+		if dropped {
+			err := errors.New("commandGate: dropped")
+			cmd.SetErr(err)
+			return err
+		}
+		return next(ctx, cmd)
+	}
+}
+
+// isCertify matches internal/restart's certify script (three keys: the
+// incarnation, the certificate and a guard).
+func isCertify(args []any) bool {
+	return len(args) > 4 && (args[0] == "evalsha" || args[0] == "eval") && fmt.Sprint(args[2]) == "3" && args[4] == keys.Cert
 }

@@ -226,7 +226,7 @@ type electorate struct {
 // probe, or has not been probed yet, is asked: a master that does not count
 // by itself still counts in a round that every master granted (decide).
 // Masters whose last probe failed, and replicas, are not asked.
-func (c *Client) electorate(ctx context.Context) electorate {
+func (c *Client) electorate(ctx context.Context, ttl time.Duration) electorate {
 	var e electorate
 	if !c.cfg.quarantine {
 		// No restart rule to apply: every master is asked and counts. Only
@@ -235,7 +235,7 @@ func (c *Client) electorate(ctx context.Context) electorate {
 		e.err = c.duplicated()
 		return e
 	}
-	c.refresh(ctx)
+	c.refresh(ctx, ttl)
 	now := c.cfg.clock.Now()
 	lambda := c.lambda()
 	certified := c.knownCounting() > 0

@@ -1,0 +1,581 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/cluster/clustertest"
+	"github.com/quorumlock/quorumlock/fencing"
+	"github.com/quorumlock/quorumlock/internal/keys"
+)
+
+// The restart rules of docs/safety.md (rule index), each tried against real
+// masters by the interleaving that broke an earlier rule (issue 16's review).
+// The control in each: plain Redlock (WithoutQuarantine) gives the key a
+// second holder in the same interleaving, which shows the test can fail.
+
+// certifiedRig is n real masters with persistence p, certified by a first
+// lock (a fresh cluster is certified at once, rule S), and that client: one
+// that watched the masters all along.
+func certifiedRig(t *testing.T, n int, p clustertest.Persistence, opts ...Option) (*rig, *Client) {
+	t.Helper()
+	c := clustertest.Start(t, n, p)
+	t.Cleanup(c.ResumeAll)
+	r := &rig{Cluster: c, clients: c.Clients(t)}
+	return r, certify(t, r, opts...)
+}
+
+// certify certifies r's masters with a first lock and waits until its
+// client sees every master counting; that client is returned.
+func certify(t *testing.T, r *rig, opts ...Option) *Client {
+	t.Helper()
+	w, err := New(r.clients, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.Close() })
+	warmUp(t, w)
+	eventually(t, 10*time.Second, "every master certified", func() bool {
+		for _, h := range w.Health() {
+			if h.Quarantined {
+				return false
+			}
+		}
+		return true
+	})
+	return w
+}
+
+// warmUp takes and releases one lock with every master up.
+func warmUp(t *testing.T, c *Client) {
+	t.Helper()
+	ctx := context.Background()
+	l, err := c.TryLock(ctx, "warmup", time.Second)
+	if err != nil {
+		t.Fatalf("warm-up lock: %v", err)
+	}
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// refusedWhileAHolds checks, while A holds "k" on masters 0, 1 and 2 and
+// master 0 lost A's key, that every client of clients is refused k with an
+// error matching reason, and that plain Redlock takes k a second time.
+func refusedWhileAHolds(t *testing.T, masters []redis.UniversalClient, reason error, clients map[string]*Client) {
+	t.Helper()
+	ctx := context.Background()
+	for name, c := range clients {
+		if _, err := c.TryLock(ctx, "k", 30*time.Second); !errors.Is(err, ErrNotAcquired) || !errors.Is(err, reason) {
+			t.Fatalf("%s client's TryLock while A holds k: %v; want ErrNotAcquired with %v", name, err, reason)
+		}
+	}
+	gone(t, []redis.UniversalClient{masters[0], masters[3], masters[4]}, "k") // the failed attempts cleaned up
+	plain, err := New(masters, WithoutQuarantine())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	second, err := plain.TryLock(ctx, "k", 30*time.Second)
+	if err != nil {
+		t.Fatalf("control: plain Redlock should take k on {0,3,4} (two holders): %v", err)
+	}
+	_ = second.Release(ctx)
+}
+
+// rigWithReplica is certifiedRig with a replica of master 0 that copies it,
+// its certificate included, and then stops following it (REPLICAOF NO ONE:
+// a replica whose master is gone cannot serve a resync): from then on it
+// lags. The replica attaches before the masters are certified: a master's
+// first replica gives it a new replication id (Redis starts its backlog
+// with one), which would uncertify it.
+func rigWithReplica(t *testing.T, p, replica clustertest.Persistence, opts ...Option) (*rig, *Client, *clustertest.Server, *redis.Client) {
+	t.Helper()
+	ctx := context.Background()
+	c := clustertest.Start(t, 5, p)
+	t.Cleanup(c.ResumeAll)
+	r := &rig{Cluster: c, clients: c.Clients(t)}
+	s := clustertest.StartServer(t, replica)
+	rc := s.Client(t)
+	host, port, _ := strings.Cut(r.Servers[0].Addr, ":")
+	if err := rc.Do(ctx, "REPLICAOF", host, port).Err(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the replica in sync", func() bool {
+		info, _ := rc.Info(ctx, "replication").Result()
+		return strings.Contains(info, "master_link_status:up")
+	})
+	w := certify(t, r, opts...)
+	eventually(t, 10*time.Second, "the replica has master 0's certificate", func() bool {
+		v, _ := rc.Get(ctx, keys.Cert).Result()
+		return v != ""
+	})
+	if err := rc.Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil { // it keeps its data, and lags from now on
+		t.Fatal(err)
+	}
+	return r, w, s, rc
+}
+
+func runID(t *testing.T, rdb redis.UniversalClient) string {
+	t.Helper()
+	info, err := rdb.Info(context.Background(), "server").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, v, _ := strings.Cut(info, "run_id:")
+	return strings.TrimSpace(strings.SplitN(v, "\n", 2)[0])
+}
+
+// Case 1 of issue 16: a failback. A replica P of master 0 copies its data
+// and certificate and stops following it; A, cut off from masters 3 and 4,
+// locks k on {0,1,2}; master 0 then resyncs from P (P's lagging data,
+// without k) and is made master again. It never restarted, so its run_id is
+// the same; its replication id is not. Neither a client meeting the masters
+// now nor the one that watched them all along counts master 0, and the
+// watcher does not need a probe to see it: the grant itself says so.
+func TestFailbackIsSeenInTheGrant(t *testing.T) {
+	ctx := context.Background()
+	r, watcher, p, _ := rigWithReplica(t, clustertest.NoPersistence, clustertest.NoPersistence, WithQuarantine(30*time.Second))
+	a := cutClient(t, r.clients, []int{3, 4}, WithQuarantine(30*time.Second))
+	lease, err := a.TryLock(ctx, "k", 30*time.Second)
+	if err != nil {
+		t.Fatalf("A's lock on {0,1,2}: %v", err)
+	}
+	defer lease.Release(ctx)
+	before := runID(t, r.clients[0])
+	host, port, _ := strings.Cut(p.Addr, ":")
+	if err := r.clients[0].Do(ctx, "REPLICAOF", host, port).Err(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "master 0 resynced from the lagging replica", func() bool {
+		info, _ := r.clients[0].Info(ctx, "replication").Result()
+		v, _ := r.clients[0].Get(ctx, "k").Result()
+		return strings.Contains(info, "master_link_status:up") && v == ""
+	})
+	if err := r.clients[0].Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if runID(t, r.clients[0]) != before {
+		t.Fatal("master 0 restarted: the test is about a failback without a restart")
+	}
+	fresh, err := New(r.clients, WithQuarantine(30*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	refusedWhileAHolds(t, r.clients, ErrPromoted, map[string]*Client{"watching": watcher, "first-contact": fresh})
+	if lease.Err() != nil {
+		t.Fatalf("A's lease: %v", lease.Err())
+	}
+}
+
+// Case 2 of issue 16, first half: how the previous process persisted is not
+// read from the current one's config. An RDB-only master 0 is killed and
+// restarted from a snapshot older than A's lock, then made durable
+// (appendonly yes, appendfsync always) before any client looks.
+func TestRestartFromAnOlderSnapshotIsNotForgivenByTodaysConfig(t *testing.T) {
+	ctx := context.Background()
+	r, watcher := certifiedRig(t, 5, clustertest.NoPersistence, WithQuarantine(30*time.Second))
+	if err := r.clients[0].Save(ctx).Err(); err != nil { // the snapshot: certificate, no k
+		t.Fatal(err)
+	}
+	a := cutClient(t, r.clients, []int{3, 4}, WithQuarantine(30*time.Second))
+	lease, err := a.TryLock(ctx, "k", 30*time.Second)
+	if err != nil {
+		t.Fatalf("A's lock on {0,1,2}: %v", err)
+	}
+	defer lease.Release(ctx)
+	if err := r.Servers[0].Restart(clustertest.NoPersistence); err != nil { // kill -9, then the old dump.rdb
+		t.Fatal(err)
+	}
+	for _, kv := range [][2]string{{"appendonly", "yes"}, {"appendfsync", "always"}} {
+		if err := r.clients[0].ConfigSet(ctx, kv[0], kv[1]).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if v, _ := r.clients[0].Get(ctx, keys.Cert).Result(); v == "" {
+		t.Fatal("the snapshot lost the certificate: the test is about one that kept it")
+	}
+	fresh, err := New(r.clients, WithQuarantine(30*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	refusedWhileAHolds(t, r.clients, ErrRestarted, map[string]*Client{"watching": watcher, "first-contact": fresh})
+}
+
+// Case 2 of issue 16, second half: a promoted lagging replica restarted with
+// appendfsync always. Its certificate is the old master's (another process),
+// so it counts only once certified itself, and that needs its counters
+// raised. B cannot reach masters 1 and 2, which hold A's tokens: B must not
+// lock at all (only masters 3 and 4 are certified and reachable), and says
+// why. With every master reachable, the promoted replica is synced after the
+// quarantine and the next token is above A's.
+func TestPromotedReplicaRestartedDurableIsSyncedBeforeItCounts(t *testing.T) {
+	ctx := context.Background()
+	r, _, ps, pc := rigWithReplica(t, clustertest.NoPersistence, clustertest.AOFAlways, WithQuarantine(time.Second))
+	a := cutClient(t, r.clients, []int{3, 4}, WithQuarantine(time.Second))
+	var last fencing.Token
+	for range 3 { // tokens rise on {0,1,2} only
+		l, err := a.TryLock(ctx, "k", time.Second)
+		if err != nil {
+			t.Fatalf("A's lock: %v", err)
+		}
+		last = l.Token()
+		_ = l.Release(ctx)
+	}
+	if err := r.Servers[0].Kill(); err != nil { // failover to the lagging replica
+		t.Fatal(err)
+	}
+	if err := ps.Restart(clustertest.AOFAlways); err != nil { // durable from now on
+		t.Fatal(err)
+	}
+	masters := append([]redis.UniversalClient{pc}, r.clients[1:]...)
+	b := cutClient(t, masters, []int{1, 2}, WithQuarantine(time.Second))
+	time.Sleep(1500 * time.Millisecond) // past B's quarantine of the replica
+	_, err := b.TryLock(ctx, "k", time.Second)
+	if !errors.Is(err, ErrNoQuorum) {
+		t.Fatalf("B's TryLock with only masters 3 and 4 certified: %v; want ErrNoQuorum", err)
+	}
+	eventually(t, 5*time.Second, "B says why the replica cannot be synced", func() bool {
+		_, _ = b.TryLock(ctx, "k", time.Second)
+		h := b.Health()[0]
+		return h.Quarantined && strings.Contains(h.Reason, "only 2 other masters are certified (3 needed)")
+	})
+	full, err := New(masters, WithQuarantine(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer full.Close()
+	lctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	var l *Lease
+	eventually(t, 20*time.Second, "the replica synced and counting", func() bool {
+		if l != nil {
+			_ = l.Release(ctx)
+		}
+		l, err = full.Lock(lctx, "k", time.Second)
+		return err == nil && !full.Health()[0].Quarantined
+	})
+	defer l.Release(ctx)
+	if l.Token() <= last {
+		t.Fatalf("token %d after the failover is not above A's %d", l.Token(), last)
+	}
+	if got := bucketCounter(t, pc, "k"); got < last {
+		t.Fatalf("the replica's counter %d is below A's token %d after its sync", got, last)
+	}
+}
+
+// bucketCounter is the counter of key's bucket on one master.
+func bucketCounter(t *testing.T, rdb redis.UniversalClient, key string) fencing.Token {
+	t.Helper()
+	v, err := rdb.Get(context.Background(), keys.Bucket(keys.BucketOf(key, DefaultFenceBuckets))).Result()
+	if errors.Is(err, redis.Nil) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := fencing.ParseToken(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// Case 5 of issue 16: each client's quarantine must cover the longest TTL
+// any client uses. A holds k for 6 s; master 0 is flushed; B, whose own
+// longest TTL is 500 ms, must not count master 0 while A's lease may live:
+// the lambda set of the masters says a 6 s lease is live, and B's sync
+// waits for it.
+func TestQuarantineCoversAnotherClientsLongerTTL(t *testing.T) {
+	ctx := context.Background()
+	r, _ := certifiedRig(t, 5, clustertest.NoPersistence)
+	a := cutClient(t, r.clients, []int{3, 4})
+	lease, err := a.TryLock(ctx, "k", 6*time.Second)
+	if err != nil {
+		t.Fatalf("A's lock on {0,1,2}: %v", err)
+	}
+	defer lease.Release(ctx)
+	if err := r.clients[0].FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(r.clients)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	deadline := time.Now().Add(3 * time.Second) // six times B's own TTL
+	for time.Now().Before(deadline) {
+		if l, err := b.TryLock(ctx, "k", 500*time.Millisecond); err == nil {
+			t.Fatalf("B took k while A holds it (token %d, A's %d)", l.Token(), lease.Token())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	h := b.Health()[0]
+	if !h.Quarantined || !errors.Is(h.Err, ErrDataLost) || time.Until(h.Until) < 2*time.Second {
+		t.Fatalf("master 0 seen by B: %+v; want lost its data, quarantined for A's 6 s", h)
+	}
+	if lease.Err() != nil {
+		t.Fatalf("A's lease: %v", lease.Err())
+	}
+}
+
+// Section 3 of issue 16: a fresh cluster with one master down at first
+// contact locks at once: four masters with no record at all are certified
+// together (rule S, ⌈(5+3)/2⌉ = 4), so a round without the fifth counts
+// them. When the fifth comes back, empty, it waits out the quarantine and
+// has its counters raised like any master that lost its data.
+func TestFreshClusterWithAMasterDownLocksAtOnce(t *testing.T) {
+	ctx := context.Background()
+	c := clustertest.Start(t, 5)
+	t.Cleanup(c.ResumeAll)
+	r := &rig{Cluster: c, clients: c.Clients(t)}
+	if err := r.Servers[4].Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := New(r.clients, WithQuarantine(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	l, err := cl.TryLock(ctx, "k", time.Second)
+	if err != nil {
+		t.Fatalf("first TryLock on a fresh cluster with one master down: %v", err)
+	}
+	first := l.Token()
+	_ = l.Release(ctx)
+	for i, h := range cl.Health()[:4] {
+		if h.Quarantined {
+			t.Fatalf("master %d after the first lock: %+v; want certified", i, h)
+		}
+	}
+	if err := r.Servers[4].Restart(clustertest.NoPersistence); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 15*time.Second, "master 4 synced and counting", func() bool {
+		if l, err := cl.TryLock(ctx, "other", time.Second); err == nil { // operations drive the restart passes
+			_ = l.Release(ctx)
+		}
+		return !cl.Health()[4].Quarantined
+	})
+	pause(t, r, 0, 1) // the next lock needs master 4's vote
+	l, err = cl.TryLock(ctx, "k", time.Second)
+	resume(t, r, 0, 1)
+	if err != nil {
+		t.Fatalf("TryLock needing the synced master 4: %v", err)
+	}
+	_ = l.Release(ctx)
+	if l.Token() <= first || bucketCounter(t, r.clients[4], "k") < first {
+		t.Fatalf("token %d (first %d), master 4's counter %d after its sync", l.Token(), first, bucketCounter(t, r.clients[4], "k"))
+	}
+}
+
+// Section 3 of issue 16: a partial bootstrap. Y's scratch certifies masters
+// 0 and 1, and its certificates for 2, 3 and 4 never arrive (Y's writes to
+// them are held, then Y is gone); any later client completes the scratch at
+// its first look (rule SC) and locks with one master down.
+func TestPartialScratchIsCompletedByTheNextClient(t *testing.T) {
+	ctx := context.Background()
+	c := clustertest.Start(t, 5)
+	t.Cleanup(c.ResumeAll)
+	r := &rig{Cluster: c, clients: c.Clients(t)}
+	yMasters := c.Clients(t)
+	gates := make([]*commandGate, 5)
+	for i := 2; i < 5; i++ {
+		gates[i] = newCommandGate(isCertify)
+		yMasters[i].(*redis.Client).AddHook(gates[i])
+	}
+	y, err := New(yMasters, WithQuarantine(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	yctx, stopY := context.WithCancel(ctx)
+	go func() { _, _ = y.TryLock(yctx, "y", time.Second) }()
+	eventually(t, 10*time.Second, "Y's certificates held for masters 2, 3 and 4, and written on 0 and 1", func() bool {
+		for i := 2; i < 5; i++ {
+			if gates[i].heldNow() == 0 {
+				return false
+			}
+		}
+		for _, i := range []int{0, 1} {
+			if v, _ := r.clients[i].Get(ctx, keys.Cert).Result(); v == "" {
+				return false
+			}
+		}
+		return true
+	})
+	stopY()
+	t.Cleanup(func() {
+		for i := 2; i < 5; i++ {
+			gates[i].drop() // Y's held writes never arrive
+		}
+		_ = y.Close()
+	})
+	z, err := New(r.clients, WithQuarantine(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer z.Close()
+	pause(t, r, 4)
+	defer resume(t, r, 4)
+	eventually(t, 10*time.Second, "Z completed the scratch and locks with master 4 down", func() bool {
+		l, err := z.TryLock(ctx, "k", time.Second)
+		if err != nil {
+			return false
+		}
+		_ = l.Release(ctx)
+		return true
+	})
+	for i := range 4 {
+		if v, _ := r.clients[i].Get(ctx, keys.Cert).Result(); !strings.Contains(v, " scratch ") {
+			t.Fatalf("master %d: certificate %q; want the scratch's", i, v)
+		}
+	}
+}
+
+// Case 3 of issue 16: a certification write that arrives late. Y's scratch
+// passed its checks and raised the counters; its certificate for master 0
+// is held on the way. Meanwhile another client completes master 0 (rule
+// SC), A locks k on {0,1,2}, and master 0 is flushed. Then Y's write
+// arrives: it must certify nothing, so that no client counts master 0.
+func TestLateCertificationWriteCertifiesNothing(t *testing.T) {
+	ctx := context.Background()
+	c := clustertest.Start(t, 5)
+	t.Cleanup(c.ResumeAll)
+	r := &rig{Cluster: c, clients: c.Clients(t)}
+	yMasters := c.Clients(t)
+	gate := newCommandGate(isCertify)
+	yMasters[0].(*redis.Client).AddHook(gate)
+	y, err := New(yMasters, WithQuarantine(30*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer y.Close()
+	go func() { _, _ = y.TryLock(ctx, "y", time.Second) }()
+	eventually(t, 10*time.Second, "Y's certificate for master 0 held, the others written", func() bool {
+		for _, i := range []int{1, 2, 3, 4} {
+			if v, _ := r.clients[i].Get(ctx, keys.Cert).Result(); v == "" {
+				return false
+			}
+		}
+		return gate.heldNow() == 1
+	})
+	x, err := New(r.clients, WithQuarantine(30*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	warmUp(t, x) // completes master 0
+	if v, _ := r.clients[0].Get(ctx, keys.Cert).Result(); v == "" {
+		t.Fatal("X did not complete master 0")
+	}
+	a := cutClient(t, r.clients, []int{3, 4}, WithQuarantine(30*time.Second))
+	lease, err := a.TryLock(ctx, "k", 30*time.Second)
+	if err != nil {
+		t.Fatalf("A's lock on {0,1,2}: %v", err)
+	}
+	defer lease.Release(ctx)
+	if err := r.clients[0].FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	gate.open() // Y's late certificate arrives
+	eventually(t, 5*time.Second, "Y's held write answered", func() bool { return gate.heldNow() == 0 })
+	if v, _ := r.clients[0].Get(ctx, keys.Cert).Result(); v != "" {
+		t.Fatalf("a late certification write certified the flushed master 0: %q", v)
+	}
+	fresh, err := New(r.clients, WithQuarantine(30*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	refusedWhileAHolds(t, r.clients, ErrDataLost, map[string]*Client{"late writer": y, "first-contact": fresh})
+}
+
+// Case 4 of issue 16: a counter sync's sources are judged as they are read.
+// A's tokens rise on {0,1,2} only; master 1 kept a snapshot from before the
+// last ones. Master 0 is flushed; just before its quarantine ends, master 1
+// restarts from its old snapshot (certificate of another process, low
+// counter). The sync of master 0 must read masters 2, 3 and 4 (the certified
+// ones), never master 1, so the next token is above A's.
+func TestSyncSourceIsJudgedAsItIsRead(t *testing.T) {
+	ctx := context.Background()
+	r, _ := certifiedRig(t, 5, clustertest.NoPersistence, WithQuarantine(time.Second))
+	a := cutClient(t, r.clients, []int{3, 4}, WithQuarantine(time.Second))
+	lockOnce := func() fencing.Token {
+		l, err := a.TryLock(ctx, "k", time.Second)
+		if err != nil {
+			t.Fatalf("A's lock: %v", err)
+		}
+		_ = l.Release(ctx)
+		return l.Token()
+	}
+	lockOnce()
+	if err := r.clients[1].Save(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	lockOnce()
+	last := lockOnce()
+	x, err := New(r.clients, WithQuarantine(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	if err := r.clients[0].FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.TryLock(ctx, "other", time.Second); err != nil { // X sees master 0 lost its data
+		t.Fatal(err)
+	}
+	time.Sleep(800 * time.Millisecond)
+	if err := r.Servers[1].Restart(clustertest.NoPersistence); err != nil { // from the old snapshot
+		t.Fatal(err)
+	}
+	if got := bucketCounter(t, r.clients[1], "k"); got >= last {
+		t.Fatalf("master 1's snapshot counter %d is not below A's last token %d: the test needs a stale source", got, last)
+	}
+	var l *Lease
+	eventually(t, 15*time.Second, "master 0 synced", func() bool {
+		if l != nil {
+			_ = l.Release(ctx)
+		}
+		l, err = x.TryLock(ctx, "k", time.Second)
+		return err == nil && !x.Health()[0].Quarantined
+	})
+	defer l.Release(ctx)
+	if l.Token() <= last || bucketCounter(t, r.clients[0], "k") < last {
+		t.Fatalf("token %d, master 0's counter %d after its sync; want both at or above A's %d", l.Token(), bucketCounter(t, r.clients[0], "k"), last)
+	}
+}
+
+// Section 3 of issue 16: a majority of non-durable masters restarted empty
+// is more than a majority quorum survives. Nothing brings locking back by
+// itself; Health says why, in words an operator can act on.
+func TestMajorityLossIsReportedNotRepairedByItself(t *testing.T) {
+	ctx := context.Background()
+	r, w := certifiedRig(t, 5, clustertest.NoPersistence, WithQuarantine(500*time.Millisecond))
+	for _, i := range []int{0, 1, 2} {
+		if err := r.Servers[i].Restart(clustertest.NoPersistence); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pause(t, r, 4) // no round every master grants
+	defer resume(t, r, 4)
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := w.TryLock(ctx, "k", 500*time.Millisecond); err == nil {
+			t.Fatal("locked with three of five masters restarted empty")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	h := w.Health()[0]
+	if !h.Quarantined || !strings.Contains(h.Reason, "3 of the 5 masters lost their data at once") ||
+		!strings.Contains(h.Reason, "only 2 keep their data, 3 are needed to raise counters from") || !strings.Contains(h.Reason, "redlockctl repair") {
+		t.Fatalf("master 0 after a majority restarted empty: %+v", h)
+	}
+}
