@@ -183,4 +183,3 @@ func (a *app) printRepair(w io.Writer, out repairJSON) error {
 	}
 	return nil
 }
-
