@@ -94,12 +94,14 @@ RETURNING t.value`
 }
 
 // createTable runs CREATE TABLE IF NOT EXISTS. Two sessions creating the
-// same table at once can make one of them fail with a unique violation on
-// the catalog; the table then exists, which a second attempt confirms.
+// same table at once can make one of them fail on the catalog: a unique
+// violation (23505), "relation already exists" (42P07) or "type already
+// exists" (42710, the table's row type); the table then exists, which a
+// second attempt confirms.
 func (s *Store) createTable(ctx context.Context) error {
 	_, err := s.pool.Exec(ctx, s.createSQL)
 	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && (pgErr.Code == "23505" || pgErr.Code == "42P07") {
+	if errors.As(err, &pgErr) && (pgErr.Code == "23505" || pgErr.Code == "42P07" || pgErr.Code == "42710") {
 		_, err = s.pool.Exec(ctx, s.createSQL)
 	}
 	if err != nil {
