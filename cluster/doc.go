@@ -4,9 +4,10 @@
 // Dial takes redis:// and rediss:// URLs (FromEnv reads them from
 // REDLOCK_MASTERS) and builds go-redis clients with fail-fast settings:
 // ContextTimeoutEnabled, so that a stalled master cannot hold a call past its
-// context, short dial/read/write timeouts, and no retries of their own (the
-// lock retries whole attempts), and go-redis's maintenance notifications
-// off (Dial does no I/O). rediss:// URLs talk TLS and only TLS (WithTLS,
+// context, short dial/read/write timeouts, no retries of their own (the
+// lock retries whole attempts): one dial attempt per call (DialerRetries 1)
+// and no command retried (MaxRetries -1), and go-redis's maintenance
+// notifications off (Dial does no I/O). rediss:// URLs talk TLS and only TLS (WithTLS,
 // WithCA, WithClientCert, or the URL parameters tls_ca, tls_cert, tls_key,
 // tls_server_name); credentials come from the URL, WithCredentials, or
 // REDLOCK_PASSWORD (FromEnv, WithEnvPassword), and no error, log or URLs()
