@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/quorumlock/quorumlock/internal/probe"
+	"github.com/quorumlock/quorumlock/internal/redislog"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -47,6 +49,8 @@ type config struct {
 	username, password string // WithCredentials
 	credentials        bool
 	envPassword        bool // WithEnvPassword
+
+	logger *slog.Logger // WithLogger; nil: go-redis's lines are dropped
 }
 
 // WithTimeouts sets the dial timeout and the read/write timeout of every
@@ -104,6 +108,11 @@ func WithPing() Option {
 // (connection refused, TLS, auth, DNS, timeout). Each client dials once per
 // call (go-redis's DialerRetries is 1): a failed dial is reported at once,
 // with its cause. No error quotes a password.
+//
+// The first Dial of the process installs go-redis's process-wide logger, once,
+// so that the lines go-redis logs about these clients (a failed dial) go to
+// the WithLogger logger instead of stderr, while every other go-redis client
+// of the program logs as before; KeepRedisLogger opts out.
 func Dial(ctx context.Context, urls []string, opts ...Option) (*Cluster, error) {
 	cfg := config{dialTimeout: time.Second, ioTimeout: 500 * time.Millisecond, longestTTL: 30 * time.Second}
 	for _, o := range opts {
@@ -117,6 +126,7 @@ func Dial(ctx context.Context, urls []string, opts ...Option) (*Cluster, error) 
 	if len(urls) == 0 {
 		return nil, fmt.Errorf("%w: no master URLs", ErrInvalidArgument)
 	}
+	redislog.Install() // once per process; see KeepRedisLogger
 	c := &Cluster{longestTTL: cfg.longestTTL}
 	seen := make(map[string]bool)
 	for i, raw := range urls {
@@ -147,7 +157,9 @@ func Dial(ctx context.Context, urls []string, opts ...Option) (*Cluster, error) 
 		if cfg.poolSize > 0 {
 			o.PoolSize = cfg.poolSize
 		}
-		c.clients = append(c.clients, redis.NewClient(o))
+		rc := redis.NewClient(o)
+		rc.AddHook(redislog.NewHook(cfg.logger))
+		c.clients = append(c.clients, rc)
 		c.urls = append(c.urls, m.display)
 	}
 	if cfg.ping {

@@ -11,7 +11,11 @@
 // WithCA, WithClientCert, or the URL parameters tls_ca, tls_cert, tls_key,
 // tls_server_name); credentials come from the URL, WithCredentials, or
 // REDLOCK_PASSWORD (FromEnv, WithEnvPassword), and no error, log or URLs()
-// shows a password (docs/security.md). Check reports, per master, what an operator
+// shows a password (docs/security.md). go-redis's own log lines about these
+// clients (a failed dial, say) never reach stderr: the first Dial of the
+// process installs, once, a go-redis logger that sends them to the WithLogger
+// logger (dropped by default) and passes every other go-redis client's lines
+// to stderr as go-redis does; KeepRedisLogger, called first, opts out. Check reports, per master, what an operator
 // needs before trusting it with locks: reachability and latency, the clock
 // offset between the master's TIME and the local clock, version, run_id,
 // uptime, persistence, DELEX support, and whether a quorumlock client would
