@@ -18,6 +18,8 @@
 // to stderr as go-redis does; KeepRedisLogger, called first, opts out. Check reports, per master, what an operator
 // needs before trusting it with locks: reachability and latency, the clock
 // offset between the master's TIME and the local clock, version, run_id,
-// uptime, persistence, DELEX support, and whether a quorumlock client would
-// quarantine it after a restart, and why.
+// uptime, persistence, DELEX support, whether a quorumlock client would
+// quarantine it after a restart, and why, and whether two entries of the
+// list are one server (the same run_id) or one replication history (the
+// same master_replid).
 package cluster
