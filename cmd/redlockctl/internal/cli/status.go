@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"github.com/quorumlock/quorumlock/cmd/redlockctl/internal/inspect"
 	"io"
 	"strings"
 	"time"
@@ -10,6 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/quorumlock/quorumlock/cluster"
+	"github.com/quorumlock/quorumlock/cmd/redlockctl/internal/inspect"
+	"github.com/quorumlock/quorumlock/internal/probe"
 )
 
 func (a *app) newStatusCmd() *cobra.Command {
@@ -90,7 +91,7 @@ func toMastersJSON(st []cluster.MasterStatus, o outlook) mastersJSON {
 	for _, s := range st {
 		m := masterJSON{Master: s.Master, URL: s.URL, Reachable: s.Reachable, SameAs: s.SameAs}
 		if !s.Reachable {
-			m.Cause = inspect.Describe(s.Err)
+			m.Cause = unreachableText(s.Err)
 		} else {
 			m.LatencyMs, m.ClockOffsetMs = ms(s.Latency), ms(s.ClockOffset)
 			m.Version, m.UptimeS = s.Version, int64(s.Uptime.Seconds())
@@ -116,7 +117,7 @@ func (a *app) printMasters(w io.Writer, st []cluster.MasterStatus) error {
 	fmt.Fprintln(tw, "#\tMASTER\tUP\tLATENCY\tCLOCK\tVERSION\tUPTIME\tAOF\tFSYNC\tDELEX\tCOUNTS")
 	for _, s := range st {
 		if !s.Reachable {
-			fmt.Fprintf(tw, "%d\t%s\tno\t-\t-\t-\t-\t-\t-\t-\tno: %s\n", s.Master, s.URL, inspect.Describe(s.Err))
+			fmt.Fprintf(tw, "%d\t%s\tno\t-\t-\t-\t-\t-\t-\t-\tno: %s\n", s.Master, s.URL, unreachableText(s.Err))
 			continue
 		}
 		fsync := "-" // appendfsync means nothing without AOF
@@ -132,6 +133,15 @@ func (a *app) printMasters(w io.Writer, st []cluster.MasterStatus) error {
 	}
 	fmt.Fprintln(w, o)
 	return o.Err()
+}
+
+// unreachableText says why Check could not reach a master, the cause once:
+// its error reads "unreachable (cause): what go-redis said".
+func unreachableText(err error) string {
+	if probe.Cause(err) == "timeout" {
+		return err.Error() + " (no answer in time: paused, overloaded or partitioned?)"
+	}
+	return err.Error()
 }
 
 // countsCell says whether master s of st counts by itself now, and if not,
@@ -201,11 +211,11 @@ func keyVerdictLine(r inspect.KeyReport) string {
 	var b strings.Builder
 	switch r.Verdict {
 	case inspect.VerdictHeld:
-		fmt.Fprintf(&b, "held by owner %s on %d of %d masters (a lock needs %d), fencing counter %d", r.Owner, r.Holders, len(r.Masters), r.Quorum, r.Fence)
+		fmt.Fprintf(&b, "held by owner %s on %d of %d masters, %d needed; fencing counter %d", r.Owner, r.Holders, len(r.Masters), r.Quorum, r.Fence)
 	case inspect.VerdictFree:
 		fmt.Fprintf(&b, "free (%d of %d masters answered), fencing counter %d", r.Answered, len(r.Masters), r.Fence)
 	case inspect.VerdictSplit:
-		fmt.Fprintf(&b, "split: no owner holds a majority (largest group %d, a lock needs %d)", r.Holders, r.Quorum)
+		fmt.Fprintf(&b, "split: no owner holds a majority (largest group %d, %d needed)", r.Holders, r.Quorum)
 	case inspect.VerdictUnknown:
 		fmt.Fprintf(&b, "unknown: only %d of %d masters answered, %d needed", r.Answered, len(r.Masters), r.Quorum)
 	}
