@@ -9,6 +9,7 @@ import (
 	"github.com/quorumlock/quorumlock/internal/probe"
 	"github.com/quorumlock/quorumlock/internal/quorum"
 	"github.com/quorumlock/quorumlock/internal/restart"
+	"github.com/quorumlock/quorumlock/internal/sameserver"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -48,6 +49,16 @@ type MasterStatus struct {
 	Replicas int
 	Warnings []string
 
+	// ReplID is INFO's master_replid. SameAs lists the other masters of the
+	// list that are this very server (the same run_id: one process under two
+	// addresses or database numbers) or share its replication history (the
+	// same master_replid: one replicates the other); Same says which, in
+	// words ("masters 0 and 1 are one server (the same run_id)"), and is in
+	// Warnings too. A quorum counts each server once: such a list is refused.
+	ReplID string
+	SameAs []int
+	Same   string
+
 	// Quarantined says that a quorumlock client meeting this master now would
 	// not count its yes by itself (it still counts in rounds that every
 	// master grants); QuarantineReason says why, QuarantineErr matches the
@@ -73,8 +84,10 @@ func (s MasterStatus) Durable() bool { return s.AOF && s.AppendFsync == "always"
 
 // Check probes every master in parallel, each within ctx, and reports one
 // MasterStatus per master in URL order, judged as a quorumlock client with
-// quarantine meeting the cluster for the first time would judge it. It never
-// fails as a whole: an unreachable master has Reachable false and Err set.
+// quarantine meeting the cluster for the first time would judge it, and
+// flags masters that are not independent (SameAs: one server listed twice,
+// or one replicating another). It never fails as a whole: an unreachable
+// master has Reachable false and Err set.
 func (c *Cluster) Check(ctx context.Context) []MasterStatus {
 	out := make([]MasterStatus, len(c.clients))
 	infos := make([]probe.Info, len(c.clients))
@@ -95,11 +108,13 @@ func (c *Cluster) Check(ctx context.Context) []MasterStatus {
 			st.DELEX, st.Certified, st.RecordFree = info.DELEX, info.Certified(), info.RecordFree()
 			st.Role, st.Promoted, st.Replicas = info.Role, info.Promoted, info.Replicas
 			st.Warnings = replicationWarnings(info)
+			st.ReplID = info.ReplID
 			infos[i] = info
 			out[i] = st
 		})
 	}
 	wg.Wait()
+	markSame(out)
 	judge(out, infos, c.longestTTL)
 	return out
 }
@@ -164,4 +179,25 @@ func replicationWarnings(info probe.Info) []string {
 		w = append(w, "is a promoted replica (a failover happened): it may lack the old master's last writes")
 	}
 	return w
+}
+
+// markSame fills SameAs and Same of the masters that are one server or one
+// replication history.
+func markSame(out []MasterStatus) {
+	ids := make([]sameserver.ID, len(out))
+	for i, st := range out {
+		ids[i] = sameserver.ID{RunID: st.RunID, ReplID: st.ReplID}
+	}
+	for _, g := range sameserver.Groups(ids) {
+		for _, m := range g.Masters {
+			st := &out[m]
+			for _, o := range g.Masters {
+				if o != m {
+					st.SameAs = append(st.SameAs, o)
+				}
+			}
+			st.Same = g.String()
+			st.Warnings = append(st.Warnings, st.Same)
+		}
+	}
 }

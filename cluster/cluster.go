@@ -5,15 +5,18 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
-	"github.com/hashicorp/go-multierror"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/quorumlock/quorumlock/internal/probe"
+	"github.com/quorumlock/quorumlock/internal/redislog"
+	"github.com/quorumlock/quorumlock/redlock"
 )
 
 // EnvMasters is the environment variable FromEnv reads: a comma-separated
@@ -46,6 +49,8 @@ type config struct {
 	username, password string // WithCredentials
 	credentials        bool
 	envPassword        bool // WithEnvPassword
+
+	logger *slog.Logger // WithLogger; nil: go-redis's lines are dropped
 }
 
 // WithTimeouts sets the dial timeout and the read/write timeout of every
@@ -97,9 +102,17 @@ func WithPing() Option {
 // missing from a URL come from WithCredentials or WithEnvPassword. It does no
 // I/O unless WithPing is given. Errors match ErrInvalidArgument for an empty
 // list, a malformed or duplicate URL, TLS settings on a redis:// URL,
-// unreadable certificate files, or a bad option; with WithPing, a failed PING
-// (refused, TLS handshake, WRONGPASS) is reported per master. No error
-// quotes a password.
+// unreadable certificate files, or a bad option. With WithPing, the masters
+// are pinged in parallel and the failures joined (errors.Join), one line per
+// master, each matching redlock.ErrUnreachable and naming its cause
+// (connection refused, TLS, auth, DNS, timeout). Each client dials once per
+// call (go-redis's DialerRetries is 1): a failed dial is reported at once,
+// with its cause. No error quotes a password.
+//
+// The first Dial of the process installs go-redis's process-wide logger, once,
+// so that the lines go-redis logs about these clients (a failed dial) go to
+// the WithLogger logger instead of stderr, while every other go-redis client
+// of the program logs as before; KeepRedisLogger opts out.
 func Dial(ctx context.Context, urls []string, opts ...Option) (*Cluster, error) {
 	cfg := config{dialTimeout: time.Second, ioTimeout: 500 * time.Millisecond, longestTTL: 30 * time.Second}
 	for _, o := range opts {
@@ -113,6 +126,7 @@ func Dial(ctx context.Context, urls []string, opts ...Option) (*Cluster, error) 
 	if len(urls) == 0 {
 		return nil, fmt.Errorf("%w: no master URLs", ErrInvalidArgument)
 	}
+	redislog.Install() // once per process; see KeepRedisLogger
 	c := &Cluster{longestTTL: cfg.longestTTL}
 	seen := make(map[string]bool)
 	for i, raw := range urls {
@@ -130,6 +144,11 @@ func Dial(ctx context.Context, urls []string, opts ...Option) (*Cluster, error) 
 		o.ContextTimeoutEnabled = true
 		o.DialTimeout, o.ReadTimeout, o.WriteTimeout = cfg.dialTimeout, cfg.ioTimeout, cfg.ioTimeout
 		o.MaxRetries = -1 // the lock retries whole attempts; a command retried inside go-redis only delays
+		// One dial attempt per call (go-redis's default is 5, with backoff):
+		// a refused or TLS-failing master then costs one attempt, and the
+		// caller sees its cause (refused, x509, ...) rather than its own
+		// deadline passing during the backoff.
+		o.DialerRetries = 1
 		// No maintenance notifications (a Redis Enterprise feature): with
 		// them on, go-redis resolves the host name inside NewClient (Dial
 		// would block on a slow DNS) and sends CLIENT MAINT_NOTIFICATIONS on
@@ -138,26 +157,41 @@ func Dial(ctx context.Context, urls []string, opts ...Option) (*Cluster, error) 
 		if cfg.poolSize > 0 {
 			o.PoolSize = cfg.poolSize
 		}
-		c.clients = append(c.clients, redis.NewClient(o))
+		rc := redis.NewClient(o)
+		rc.AddHook(redislog.NewHook(cfg.logger))
+		c.clients = append(c.clients, rc)
 		c.urls = append(c.urls, m.display)
 	}
 	if cfg.ping {
-		var errs *multierror.Error
-		for i, rc := range c.clients {
-			if err := rc.Ping(ctx).Err(); err != nil {
-				hint := ""
-				if rc.Options().TLSConfig != nil && probe.Cause(err) == "timeout" {
-					hint = " (no answer to the TLS handshake: does this port speak TLS?)"
-				}
-				errs = multierror.Append(errs, fmt.Errorf("master %d (%s): %w%s", i, c.urls[i], err, hint))
-			}
-		}
-		if errs != nil {
+		if err := c.ping(ctx); err != nil {
 			_ = c.Close()
-			return nil, errs
+			return nil, err
 		}
 	}
 	return c, nil
+}
+
+// ping sends PING to every master in parallel and joins the failures, one
+// line per master in URL order, each matching redlock.ErrUnreachable.
+func (c *Cluster) ping(ctx context.Context) error {
+	errs := make([]error, len(c.clients))
+	var wg sync.WaitGroup
+	for i, rc := range c.clients {
+		wg.Go(func() {
+			err := rc.Ping(ctx).Err()
+			if err == nil {
+				return
+			}
+			cause := probe.Cause(err)
+			hint := ""
+			if rc.Options().TLSConfig != nil && cause == "timeout" {
+				hint = " (no answer to the TLS handshake: does this port speak TLS?)"
+			}
+			errs[i] = fmt.Errorf("master %d (%s): %w (%s): %w%s", i, c.urls[i], redlock.ErrUnreachable, cause, err, hint)
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // FromEnv is Dial with the URLs in REDLOCK_MASTERS (comma-separated) and
@@ -195,13 +229,13 @@ func (c *Cluster) Clients() []redis.UniversalClient {
 // URLs returns the masters' URLs with any password replaced by "xxxxx".
 func (c *Cluster) URLs() []string { return append([]string(nil), c.urls...) }
 
-// Close closes every client.
+// Close closes every client; errors are joined, one line per master.
 func (c *Cluster) Close() error {
-	var errs *multierror.Error
-	for _, rc := range c.clients {
+	var errs []error
+	for i, rc := range c.clients {
 		if err := rc.Close(); err != nil {
-			errs = multierror.Append(errs, err)
+			errs = append(errs, fmt.Errorf("master %d (%s): close: %w", i, c.urls[i], err))
 		}
 	}
-	return errs.ErrorOrNil()
+	return errors.Join(errs...)
 }

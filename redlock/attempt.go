@@ -94,6 +94,9 @@ func (a *attempt) run() (*Lease, error) {
 		return nil, el.err
 	}
 	a.errs.add(el.errs...)
+	if err := ctxDone(a.ctx); err != nil { // it ended while the restart pass was waited for
+		return nil, a.fail(ErrNotAcquired, err)
+	}
 	if el.bound {
 		// Bound to fail: send nothing rather than place keys to clean up.
 		return nil, a.fail(ErrNoQuorum, nil)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -16,6 +17,14 @@ var ErrInvalidArgument = errors.New("promobserver: invalid argument")
 // DefaultBuckets are the duration histogram's buckets, in seconds: from
 // 250 µs (a lock on loopback) to 10 s (a Lock that waited).
 var DefaultBuckets = []float64{0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
+
+// masterResults are the values of master_results_total's result label: every
+// value redlock.MasterResult.Kind returns (TestMasterResultsHelpListsEveryResult
+// reads them from its source).
+var masterResults = []string{
+	"ok", "held_by_other", "key_absent", "timeout", "not_waited_for", "busy",
+	"quarantined", "unreachable", "reply_error", "canceled", "error",
+}
 
 // Observer records redlock events as Prometheus metrics. It is safe for
 // concurrent use.
@@ -99,7 +108,7 @@ func New(reg prometheus.Registerer, opts ...Option) (*Observer, error) {
 		}, opLabels),
 		masters: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: cfg.namespace, Subsystem: "redlock", Name: "master_results_total",
-			Help: "Each master's part in lock operations: ok, held_by_other, timeout, busy, quarantined, canceled, error.",
+			Help: "Each master's part in lock operations, by result (redlock.MasterResult.Kind): " + strings.Join(masterResults, ", ") + ".",
 		}, []string{"op", "master", "result"}),
 		attempts: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: cfg.namespace, Subsystem: "redlock", Name: "lock_attempts",

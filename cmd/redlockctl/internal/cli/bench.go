@@ -86,13 +86,19 @@ and their fencing counters deleted at the end (the keys are unique to the run).`
 }
 
 func bench(ctx context.Context, stderr io.Writer, locks *redlock.Client, prefix string, n int, d, ttl time.Duration) benchJSON {
-	ctx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	// Warm up: the client's first operation probes every master (restart
-	// quarantine); attempts made while it probes would fail, not measure.
-	if l, err := locks.Lock(ctx, prefix+"warmup", ttl); err == nil {
+	// Warm up: the client's first operation probes every master and
+	// certifies a fresh cluster; attempts made meanwhile would not measure.
+	wctx, cancel := context.WithTimeout(ctx, d)
+	if l, err := locks.Lock(wctx, prefix+"warmup", ttl); err == nil {
 		_ = l.Release(context.WithoutCancel(ctx))
 	}
+	cancel()
+	// The workers stop starting pairs at the deadline, but finish the one
+	// under way: an attempt cut short by a context leaves its keys to the
+	// background cleanup, which the Client's Close abandons (they would
+	// expire only by their TTL).
+	deadline := time.Now().Add(d)
+	more := func() bool { return ctx.Err() == nil && time.Now().Before(deadline) }
 	var pairs, errs atomic.Int64
 	var firstErr atomic.Pointer[error]
 	lat := make([][]time.Duration, n)
@@ -101,14 +107,14 @@ func bench(ctx context.Context, stderr io.Writer, locks *redlock.Client, prefix 
 	for w := range n {
 		wg.Go(func() {
 			key := prefix + strconv.Itoa(w)
-			for ctx.Err() == nil && pairs.Load()+errs.Load() < benchMaxOps {
+			for more() && pairs.Load()+errs.Load() < benchMaxOps {
 				t := time.Now()
 				l, err := locks.TryLock(ctx, key, ttl)
 				if err == nil {
 					err = l.Release(context.WithoutCancel(ctx))
 				}
 				if err != nil {
-					if ctx.Err() == nil {
+					if more() {
 						errs.Add(1)
 						firstErr.CompareAndSwap(nil, &err)
 					}

@@ -60,7 +60,7 @@ func TestStatusReportsMastersAndQuorum(t *testing.T) {
 	c := clustertest.Start(t, 3, clustertest.AOFAlways)
 	r := ctl(t, c, "status")
 	r.want(t, ExitOK, "status on a fresh durable cluster")
-	if !strings.Contains(r.out, "3 of 3 masters vote; a lock needs 2; 1 more may fail.") || !strings.Contains(r.out, "always") {
+	if !strings.Contains(r.out, "3 of 3 masters count, 2 needed: a lock can succeed now; 1 more may fail.") || !strings.Contains(r.out, "always") {
 		t.Fatalf("status output:\n%s", r.out)
 	}
 	j := parse[mastersJSON](t, ctl(t, c, "status", "-o", "json"))

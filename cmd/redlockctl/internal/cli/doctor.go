@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"github.com/quorumlock/quorumlock/cmd/redlockctl/internal/inspect"
 	"io"
 	"strings"
 	"sync"
@@ -13,12 +12,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/quorumlock/quorumlock/cluster"
+	"github.com/quorumlock/quorumlock/internal/probe"
 )
 
 // doctorFinding is one check of one master.
 type doctorFinding struct {
 	Severity string `json:"severity"` // ok, info, warning, error
-	Check    string `json:"check"`    // reachable, version, delex, persistence, maxmemory-policy, clock, uptime, acl
+	Check    string `json:"check"`    // reachable, same-server, version, delex, persistence, maxmemory-policy, clock, uptime, acl
 	Message  string `json:"message"`
 	Fix      string `json:"fix,omitempty"`
 }
@@ -35,6 +35,8 @@ type doctorJSON struct {
 	Masters  []doctorMaster `json:"masters"`
 	Errors   int            `json:"errors"`
 	Warnings int            `json:"warnings"`
+
+	outlook outlook // what a lock does now: the table's last line but one
 }
 
 // clockWarn is the clock offset doctor warns about.
@@ -48,7 +50,8 @@ func (a *app) newDoctorCmd() *cobra.Command {
 		Long: `doctor checks each master: version and DELEX support, persistence (appendonly/appendfsync: what
 restart quarantine will do with this master), maxmemory-policy (an evicting policy can drop lock
 keys and fencing counters: an error), clock offset against the local clock (TIME), uptime and
-recent restarts, and the ACL user in use. Each finding has a severity and the fix. Exit 1 if any
+restart quarantine, whether two entries are one server (the same run_id or master_replid), and the
+ACL user in use; then what a lock does now. Each finding has a severity and the fix. Exit 1 if any
 finding is an error.`,
 		Example: `  redlockctl doctor
   redlockctl doctor -o json | jq '.masters[].findings[] | select(.severity=="error")'`,
@@ -65,7 +68,7 @@ finding is an error.`,
 			}
 			defer c.Close()
 			st := c.Check(ctx)
-			out := doctorJSON{Masters: make([]doctorMaster, len(st))}
+			out := doctorJSON{Masters: make([]doctorMaster, len(st)), outlook: lockOutlook(st)}
 			var wg sync.WaitGroup
 			for i, rc := range c.Clients() {
 				wg.Go(func() { out.Masters[i] = diagnose(ctx, rc, st[i], longest) })
@@ -105,11 +108,14 @@ func diagnose(ctx context.Context, rc redis.UniversalClient, s cluster.MasterSta
 		m.Findings = append(m.Findings, doctorFinding{Severity: sev, Check: check, Message: msg, Fix: fix})
 	}
 	if !s.Reachable {
-		add("error", "reachable", "unreachable: "+strings.TrimPrefix(inspect.Describe(s.Err), "unreachable: "),
-			"check the address, the network, the password (--password-file / REDLOCK_PASSWORD) and that redis-server runs")
+		add("error", "reachable", unreachableText(s.Err), unreachableFix(s.Err))
 		return m
 	}
 	add("ok", "reachable", fmt.Sprintf("answers in %v", s.Latency.Round(time.Microsecond)), "")
+	if s.Same != "" {
+		add("error", "same-server", s.Same+": a lock counts each server once and refuses this list",
+			"list each master once, and only masters that do not replicate each other (independent redis-server processes)")
+	}
 	add("info", "version", "Redis "+s.Version, "")
 	if s.DELEX {
 		add("ok", "delex", "has DELEX: releases use it", "")
@@ -151,10 +157,10 @@ func diagnose(ctx context.Context, rc redis.UniversalClient, s cluster.MasterSta
 	case s.Quarantined:
 		add("warning", "uptime", fmt.Sprintf("up %v; a quorumlock client would not count its vote now: %s", s.Uptime, s.QuarantineReason),
 			"wait for the quarantine to end; make the master durable to skip it after future restarts")
-	case s.Uptime < time.Hour:
-		add("info", "uptime", fmt.Sprintf("restarted recently: up %v (run_id %s)", s.Uptime, s.RunID), "")
 	default:
-		add("ok", "uptime", fmt.Sprintf("up %v", s.Uptime.Round(time.Minute)), "")
+		// Uptime says when the process started, not that it restarted: a
+		// restart that matters is a quarantine, above.
+		add("ok", "uptime", fmt.Sprintf("up %v (run_id %s)", s.Uptime, s.RunID), "")
 	}
 	user, err := rc.Do(ctx, "ACL", "WHOAMI").Text()
 	if err != nil {
@@ -193,6 +199,23 @@ func hasNopass(v any) bool {
 	return false
 }
 
+// unreachableFix is the fix for a master Check could not reach, by cause.
+func unreachableFix(err error) string {
+	switch probe.Cause(err) {
+	case "connection refused":
+		return "check the address and port, and that redis-server runs there"
+	case "timeout":
+		return "check the network path and firewalls, and whether the master is paused or overloaded; a rediss:// URL at a plain port (or redis:// at a TLS port) times out too"
+	case "TLS":
+		return "check the TLS settings: the CA (--tls-ca or tls_ca=), the server name (tls_server_name=), the client certificate if the server asks for one (--tls-cert and --tls-key), and that the port speaks TLS (rediss://) or not (redis://)"
+	case "auth":
+		return "check the user and password (--password-file or " + EnvPassword + ", the user name in the URL) and the user's ACL rules"
+	case "DNS":
+		return "check the host name, and this machine's resolver"
+	}
+	return "check the address, the network and that redis-server runs"
+}
+
 func printDoctor(w io.Writer, out doctorJSON) error {
 	for _, m := range out.Masters {
 		fmt.Fprintf(w, "master %d (%s)\n", m.Master, m.URL)
@@ -203,6 +226,7 @@ func printDoctor(w io.Writer, out doctorJSON) error {
 			}
 		}
 	}
+	fmt.Fprintln(w, out.outlook)
 	_, err := fmt.Fprintf(w, "%d error(s), %d warning(s)\n", out.Errors, out.Warnings)
 	return err
 }

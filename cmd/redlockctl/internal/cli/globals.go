@@ -45,7 +45,26 @@ func (g *globals) register(root *cobra.Command) {
 	f.StringVar(&g.tlsKey, "tls-key", "", "PEM file of the client certificate's private key (with --tls-cert)")
 }
 
-func (g *globals) validate() error {
+// pathFlags are the string flags whose empty value means "not given", and
+// what they fall back to: given explicitly empty (an unset shell variable,
+// say), they are a usage error rather than a silent fallback.
+func (g *globals) pathFlags() []struct{ name, value, fallback string } {
+	return []struct{ name, value, fallback string }{
+		{"masters", strings.Trim(g.masters, ", \t"), " to read $" + EnvMasters},
+		{"password-file", g.passwordFile, " to read $" + EnvPassword},
+		{"tls-ca", g.tlsCA, ""},
+		{"tls-cert", g.tlsCert, ""},
+		{"tls-key", g.tlsKey, ""},
+	}
+}
+
+// validate checks the global flags; set reports whether a flag was given.
+func (g *globals) validate(set func(name string) bool) error {
+	for _, f := range g.pathFlags() {
+		if set(f.name) && strings.TrimSpace(f.value) == "" {
+			return fmt.Errorf("--%s is empty: give a value, or leave the flag out%s", f.name, f.fallback)
+		}
+	}
 	if g.timeout <= 0 {
 		return fmt.Errorf("--timeout %v: must be positive", g.timeout)
 	}

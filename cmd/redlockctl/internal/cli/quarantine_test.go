@@ -19,7 +19,7 @@ func TestQuarantinedMasterIsExplained(t *testing.T) {
 	}
 	r = ctl(t, c, "status", "--longest-ttl", "1m")
 	r.want(t, ExitOK, "status with one quarantined master")
-	if !strings.Contains(r.out, "2 of 3 masters vote") || !strings.Contains(r.out, "no: quarantined:") || !strings.Contains(r.out, "votes again in") {
+	if !strings.Contains(r.out, "2 of 3 masters count, 2 needed: a lock can succeed now; 0 more may fail.") || !strings.Contains(r.out, "no: quarantined:") {
 		t.Fatalf("status does not explain the quarantined master:\n%s", r.out)
 	}
 	j := parse[mastersJSON](t, ctl(t, c, "status", "--longest-ttl", "1m", "-o", "json"))

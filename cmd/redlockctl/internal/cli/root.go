@@ -127,7 +127,7 @@ func (a *app) newRoot() *cobra.Command {
 		SilenceErrors:     true,
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			if err := a.g.validate(); err != nil {
+			if err := a.g.validate(cmd.Flags().Changed); err != nil {
 				return usageError{err}
 			}
 			a.started = true

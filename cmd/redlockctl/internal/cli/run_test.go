@@ -208,7 +208,7 @@ func TestRun(t *testing.T) {
 func TestGoRedisLogLinesNeverReachTheTerminal(t *testing.T) {
 	bin := buildBinary(t)
 	c := clustertest.Start(t, 3, clustertest.AOFAlways)
-	// A first lock marks every master (a fresh cluster needs them all).
+	// A first lock certifies every master (a fresh cluster).
 	r := ctl(t, c, "lock", "first", "--ttl", "2s")
 	r.want(t, ExitOK, "first lock")
 	ctl(t, c, "unlock", strings.TrimSpace(r.out)).want(t, ExitOK, "unlock")

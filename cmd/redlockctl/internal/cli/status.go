@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"github.com/quorumlock/quorumlock/cmd/redlockctl/internal/inspect"
 	"io"
 	"strings"
 	"time"
@@ -10,6 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/quorumlock/quorumlock/cluster"
+	"github.com/quorumlock/quorumlock/cmd/redlockctl/internal/inspect"
+	"github.com/quorumlock/quorumlock/internal/probe"
 )
 
 func (a *app) newStatusCmd() *cobra.Command {
@@ -18,8 +19,11 @@ func (a *app) newStatusCmd() *cobra.Command {
 		Use:   "status [KEY...]",
 		Short: "Masters' health and quorum, or who holds the given keys on which masters",
 		Long: `Without keys, status probes every master and prints one line per master (reachable, latency,
-version, persistence, clock offset, uptime, whether it votes and why not) and a verdict: how many
-masters vote, how many a lock needs, and the margin of failures left. Exit 4 without a voting majority.
+version, persistence, clock offset, uptime, whether its yes counts by itself and why not) and what
+a lock does now: how many masters count, how many are needed, and either the margin of failures
+left, or that only a round every master grants can succeed (every master answers, too few count
+by themselves), or that a lock fails. A server listed twice (the same run_id, or a master that
+replicates another) counts once and makes the list refused. Exit 4 when a lock fails now.
 
 With keys, it prints per key and master an owner id (a hash of the lock value, never the value),
 the remaining TTL and the fencing counter; then a verdict per key: held (a majority agrees on one
@@ -65,91 +69,95 @@ type masterJSON struct {
 	AOF              bool    `json:"aof"`
 	AppendFsync      string  `json:"appendfsync"`
 	DELEX            bool    `json:"delex"`
-	Votes            bool    `json:"votes"`
+	Votes            bool    `json:"votes"` // its yes counts by itself now
 	Quarantined      bool    `json:"quarantined"`
 	QuarantineReason string  `json:"quarantine_reason,omitempty"`
 	QuarantineLeftS  float64 `json:"quarantine_left_s,omitempty"`
 	Fresh            bool    `json:"fresh"`
+	SameAs           []int   `json:"same_as,omitempty"` // the other entries that are this server (or its replication history)
 }
 
 // mastersJSON is `status -o json` without keys.
 type mastersJSON struct {
 	Masters []masterJSON `json:"masters"`
-	Voting  int          `json:"voting"`
-	Quorum  int          `json:"quorum"`
+	Voting  int          `json:"voting"`  // masters that count by themselves, each server once
+	Quorum  int          `json:"quorum"`  // needed
 	Margin  int          `json:"margin"`  // voting masters that may still fail; negative: that many short
-	Verdict string       `json:"verdict"` // "ok" or "no-quorum"
+	Verdict string       `json:"verdict"` // ok, all-grant, no-quorum or same-server (see lockOutlook)
 }
 
-func toMastersJSON(st []cluster.MasterStatus) mastersJSON {
-	out := mastersJSON{Quorum: len(st)/2 + 1}
+func toMastersJSON(st []cluster.MasterStatus, o outlook) mastersJSON {
+	out := mastersJSON{Voting: o.Counting, Quorum: o.Needed, Margin: o.Margin(), Verdict: o.Verdict}
 	for _, s := range st {
-		m := masterJSON{Master: s.Master, URL: s.URL, Reachable: s.Reachable}
+		m := masterJSON{Master: s.Master, URL: s.URL, Reachable: s.Reachable, SameAs: s.SameAs}
 		if !s.Reachable {
-			m.Cause = inspect.Describe(s.Err)
+			m.Cause = unreachableText(s.Err)
 		} else {
 			m.LatencyMs, m.ClockOffsetMs = ms(s.Latency), ms(s.ClockOffset)
 			m.Version, m.UptimeS = s.Version, int64(s.Uptime.Seconds())
 			m.AOF, m.AppendFsync, m.DELEX, m.Fresh = s.AOF, s.AppendFsync, s.DELEX, s.Fresh
 			m.Quarantined, m.QuarantineReason = s.Quarantined, s.QuarantineReason
 			m.QuarantineLeftS = s.QuarantineLeft.Seconds()
-			m.Votes = !s.Quarantined
-		}
-		if m.Votes {
-			out.Voting++
+			m.Votes = counts(s)
 		}
 		out.Masters = append(out.Masters, m)
-	}
-	out.Margin = out.Voting - out.Quorum
-	out.Verdict = "ok"
-	if out.Margin < 0 {
-		out.Verdict = "no-quorum"
 	}
 	return out
 }
 
 func (a *app) printMasters(w io.Writer, st []cluster.MasterStatus) error {
-	j := toMastersJSON(st)
+	o := lockOutlook(st)
 	if a.g.json() {
-		if err := writeJSON(w, j); err != nil {
+		if err := writeJSON(w, toMastersJSON(st, o)); err != nil {
 			return err
 		}
-	} else {
-		tw := table(w)
-		fmt.Fprintln(tw, "#\tMASTER\tUP\tLATENCY\tCLOCK\tVERSION\tUPTIME\tAOF\tFSYNC\tDELEX\tVOTES")
-		for i, m := range j.Masters {
-			if !m.Reachable {
-				fmt.Fprintf(tw, "%d\t%s\tno\t-\t-\t-\t-\t-\t-\t-\tno: %s\n", m.Master, m.URL, m.Cause)
-				continue
-			}
-			votes := "yes"
-			switch {
-			case m.Quarantined:
-				votes = fmt.Sprintf("no: quarantined: %s (votes again in %v)", m.QuarantineReason, st[i].QuarantineLeft.Round(time.Second))
-				if st[i].QuarantineLeft <= 0 {
-					votes = "no: quarantined: " + m.QuarantineReason
-				}
-			case m.Fresh:
-				votes = "yes (fresh cluster: the first lock marks every master)"
-			}
-			fmt.Fprintf(tw, "%d\t%s\tyes\t%v\t%+v\t%s\t%v\t%v\t%s\t%v\t%s\n", m.Master, m.URL,
-				st[i].Latency.Round(time.Microsecond), st[i].ClockOffset.Round(time.Millisecond), m.Version,
-				st[i].Uptime, m.AOF, orDash(m.AppendFsync), m.DELEX, votes)
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "%d of %d masters vote; a lock needs %d", j.Voting, len(j.Masters), j.Quorum)
-		if j.Margin >= 0 {
-			fmt.Fprintf(w, "; %d more may fail.\n", j.Margin)
-		} else {
-			fmt.Fprintln(w, ".")
-		}
+		return o.Err()
 	}
-	if j.Margin < 0 {
-		return codeError{ExitNoQuorum, fmt.Errorf("no quorum: %d voting masters, %d needed", j.Voting, j.Quorum)}
+	tw := table(w)
+	fmt.Fprintln(tw, "#\tMASTER\tUP\tLATENCY\tCLOCK\tVERSION\tUPTIME\tAOF\tFSYNC\tDELEX\tCOUNTS")
+	for _, s := range st {
+		if !s.Reachable {
+			fmt.Fprintf(tw, "%d\t%s\tno\t-\t-\t-\t-\t-\t-\t-\tno: %s\n", s.Master, s.URL, unreachableText(s.Err))
+			continue
+		}
+		fsync := "-" // appendfsync means nothing without AOF
+		if s.AOF {
+			fsync = orDash(s.AppendFsync)
+		}
+		fmt.Fprintf(tw, "%d\t%s\tyes\t%v\t%+v\t%s\t%v\t%v\t%s\t%v\t%s\n", s.Master, s.URL,
+			s.Latency.Round(time.Microsecond), s.ClockOffset.Round(time.Millisecond), s.Version,
+			s.Uptime, s.AOF, fsync, s.DELEX, countsCell(st, s))
 	}
-	return nil
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, o)
+	return o.Err()
+}
+
+// unreachableText says why Check could not reach a master, the cause once:
+// its error reads "unreachable (cause): what go-redis said".
+func unreachableText(err error) string {
+	if probe.Cause(err) == "timeout" {
+		return err.Error() + " (no answer in time: paused, overloaded or partitioned?)"
+	}
+	return err.Error()
+}
+
+// countsCell says whether master s of st counts by itself now, and if not,
+// why.
+func countsCell(st []cluster.MasterStatus, s cluster.MasterStatus) string {
+	switch {
+	case repeated(s) && st[s.SameAs[0]].RunID == s.RunID:
+		return fmt.Sprintf("no: the same server as master %d (counted once)", s.SameAs[0])
+	case repeated(s):
+		return fmt.Sprintf("no: shares master %d's replication history (counted once)", s.SameAs[0])
+	case s.Quarantined: // a time quarantine's reason says when it ends
+		return "no: quarantined: " + s.QuarantineReason
+	case s.Fresh:
+		return "yes (a fresh cluster: the first lock certifies it)"
+	}
+	return "yes"
 }
 
 // keysJSON is `status KEY... -o json`.
@@ -203,11 +211,11 @@ func keyVerdictLine(r inspect.KeyReport) string {
 	var b strings.Builder
 	switch r.Verdict {
 	case inspect.VerdictHeld:
-		fmt.Fprintf(&b, "held by owner %s on %d of %d masters (a lock needs %d), fencing counter %d", r.Owner, r.Holders, len(r.Masters), r.Quorum, r.Fence)
+		fmt.Fprintf(&b, "held by owner %s on %d of %d masters, %d needed; fencing counter %d", r.Owner, r.Holders, len(r.Masters), r.Quorum, r.Fence)
 	case inspect.VerdictFree:
 		fmt.Fprintf(&b, "free (%d of %d masters answered), fencing counter %d", r.Answered, len(r.Masters), r.Fence)
 	case inspect.VerdictSplit:
-		fmt.Fprintf(&b, "split: no owner holds a majority (largest group %d, a lock needs %d)", r.Holders, r.Quorum)
+		fmt.Fprintf(&b, "split: no owner holds a majority (largest group %d, %d needed)", r.Holders, r.Quorum)
 	case inspect.VerdictUnknown:
 		fmt.Fprintf(&b, "unknown: only %d of %d masters answered, %d needed", r.Answered, len(r.Masters), r.Quorum)
 	}

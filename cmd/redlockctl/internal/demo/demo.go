@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/fencing"
+	"github.com/quorumlock/quorumlock/internal/quorum"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -73,25 +74,25 @@ func Run(ctx context.Context, out io.Writer, cfg Config) (Result, error) {
 	}
 	defer ms.close()
 	d := &demo{cfg: cfg, out: out, ms: ms, store: fencing.NewMemoryStore()}
+	defer d.closeClients()
 	for range cfg.Processes {
 		cs := ms.clients()
-		defer closeClients(cs)
+		d.conns = append(d.conns, cs...)
 		// Embedded masters never restart, so restart quarantine has nothing to
 		// do. A per-master timeout of 1 s (not TTL/10 = 200 ms) keeps a busy
 		// machine (the demo under -race on two shared cores) from failing a
 		// release that merely answered late.
-		c, err := redlock.New(cs, redlock.WithoutQuarantine(), redlock.WithMasterTimeout(time.Second))
+		c, err := redlock.New(cs, redlock.WithoutQuarantine(), redlock.WithMasterTimeout(masterTimeout))
 		if err != nil {
 			return Result{}, err
 		}
-		defer c.Close()
 		d.clients = append(d.clients, c)
 	}
 	fmt.Fprintf(out, "quorumlock demo: %d embedded Redis masters (miniredis in this process, each behind a pausable proxy).\n", cfg.Masters)
 	fmt.Fprintf(out, "Steps 1-3 use master 0 alone, as a single-instance lock would; steps 4-7 use the quorum lock.\n\n")
 
 	single := redis.NewClient(&redis.Options{Addr: ms.servers[0].Addr(), MaxRetries: -1})
-	defer single.Close()
+	d.conns = append(d.conns, single)
 	d.race(ctx, single)
 	d.naive(ctx, single)
 	d.window(ctx, single)
@@ -120,14 +121,28 @@ func Run(ctx context.Context, out io.Writer, cfg Config) (Result, error) {
 	return res, nil
 }
 
+// masterTimeout is how long a lock waits for any one master.
+const masterTimeout = time.Second
+
 type demo struct {
 	cfg      Config
 	out      io.Writer
 	ms       *masters
 	clients  []*redlock.Client
+	conns    []redis.UniversalClient // the go-redis clients, closed after the lock clients
 	store    *fencing.MemoryStore
 	balance  int
 	failures []string
+}
+
+// closeClients closes the lock clients (their cleaners with them), then the
+// go-redis clients. It may be called more than once.
+func (d *demo) closeClients() {
+	for _, c := range d.clients {
+		_ = c.Close()
+	}
+	_ = closeClients(d.conns)
+	d.conns = nil
 }
 
 func (d *demo) check(ok bool, format string, args ...any) {
@@ -250,8 +265,10 @@ func (d *demo) noQuorum(ctx context.Context, paused []int) {
 	start := time.Now()
 	_, err := d.clients[0].TryLock(ctx, lockKey, d.cfg.TTL)
 	took := time.Since(start)
-	d.say("why: without a majority no holder can be sure it is alone, so the lock refuses at once rather than guess.")
-	d.check(errors.Is(err, redlock.ErrNoQuorum), "TryLock refused after %v: %v", took.Round(time.Millisecond), short(err))
+	d.say("why: without a majority no holder can be sure it is alone, so the lock refuses rather than guess. It refuses")
+	d.say("once the paused masters have had the per-master timeout (%v here) to answer: until then a paused master", masterTimeout)
+	d.say("cannot be told from a slow one, and a round decides early only when the answers already settle it.")
+	d.check(errors.Is(err, redlock.ErrNoQuorum), "TryLock refused after %v (the per-master timeout: %v): %v", took.Round(time.Millisecond), masterTimeout, d.short(err))
 	for _, p := range d.ms.proxies {
 		p.SetPaused(false)
 	}
@@ -286,18 +303,33 @@ func (d *demo) staleHolder(ctx context.Context) {
 	_ = cur.Release(ctx)
 	_ = old.Release(ctx)
 	d.check(errNew == nil && cur.Token() > old.Token(), "B's write (token %d) accepted", cur.Token())
-	d.check(errors.Is(errOld, fencing.ErrStaleToken), "A's late write (token %d) rejected: %v", old.Token(), short(errOld))
+	d.check(errors.Is(errOld, fencing.ErrStaleToken), "A's late write (token %d) rejected: %v", old.Token(), d.short(errOld))
 	got, _ := d.readBalance(ctx)
 	d.check(got == d.balance, "balance is still %d: the stale write changed nothing", got)
 }
 
-// cleanup checks that nothing is left on any master.
+// cleanup checks that no lock key outlives its TTL. A key may remain before
+// that: a release or cleanup that timed out (a paused master, a busy
+// machine) leaves its key to expire. So every client and proxy is closed
+// first (nothing more reaches a master), the masters finish what reached
+// them, and their clocks are driven past the TTL before counting: the check
+// then holds whatever the timing, unless a key was written without a TTL,
+// or with a longer one.
 func (d *demo) cleanup(ctx context.Context) {
 	fmt.Fprintln(d.out, "7. After everything: keys left behind")
+	now := d.ms.keysLeft(lockKey)
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	waitUntil(wctx, func() bool { return d.ms.keysLeft(lockKey) == 0 })
-	d.check(d.ms.keysLeft(lockKey) == 0, "lock key %q on %d masters (queued SETs of paused masters were cleaned up)", lockKey, d.ms.keysLeft(lockKey))
+	d.closeClients()
+	drained := d.ms.disconnect(wctx)
+	if now > 0 {
+		d.say("%d master(s) still hold %q: a release or cleanup that timed out (a paused master, a busy machine)", now, lockKey)
+		d.say("leaves its key to expire; the TTL bounds how long.")
+	} else {
+		d.say("no master holds %q: releases and the cleanup of the paused masters' late SETs removed every key.", lockKey)
+	}
+	d.ms.advance(d.cfg.TTL)
+	d.check(drained && d.ms.keysLeft(lockKey) == 0, "lock key %q on %d masters once its TTL has passed (no lock key outlives its TTL)", lockKey, d.ms.keysLeft(lockKey))
 	fence := keys.Bucket(keys.BucketOf(lockKey, redlock.DefaultFenceBuckets))
 	q := d.clients[0].Quorum()
 	d.check(d.ms.keysLeft(fence) >= q, "fencing counter %q (%q's bucket) kept on %d masters, at least a majority (it never expires)", fence, lockKey, d.ms.keysLeft(fence))
@@ -334,13 +366,17 @@ func contains(xs []int, x int) bool {
 	return false
 }
 
-func short(err error) string {
+// short is an error in one line: a lock error as its kind and the round's
+// count, in the words every report of quorumlock uses.
+func (d *demo) short(err error) string {
 	if err == nil {
 		return "<nil>"
 	}
 	var e *redlock.Error
 	if errors.As(err, &e) {
-		return fmt.Sprintf("%v (%d of %d needed)", e.Kind, e.Granted, e.Quorum)
+		// The demo's clients run without quarantine: every yes counts.
+		t := quorum.Tally{Granted: e.Granted, Counted: e.Granted, Needed: e.Quorum, Answered: e.Answered, Masters: d.cfg.Masters}
+		return fmt.Sprintf("%v (%s)", e.Kind, t)
 	}
 	return err.Error()
 }

@@ -23,7 +23,8 @@ func TestDemoPasses(t *testing.T) {
 		"21 lost updates",       // 8 workers, 3 rounds: 24 increments, 3 kept
 		"B is still locked out", // the naive lock
 		"finds lock:report without a TTL",
-		"paused (a minority)", "TryLock refused", "late write (token", "on 0 masters", "RESULT: PASS",
+		"paused (a minority)", "TryLock refused after", "(the per-master timeout: 1s)", "late write (token",
+		"on 0 masters once its TTL has passed", "RESULT: PASS",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())

@@ -84,6 +84,31 @@ func (ms *masters) keysLeft(key string) int {
 	return n
 }
 
+// disconnect closes every proxy (each waits for its pipes: nothing more
+// reaches a master through it) and waits, within ctx, until every master has
+// no client left: each has then run every command it received. It reports
+// whether they all got there.
+func (ms *masters) disconnect(ctx context.Context) bool {
+	for _, p := range ms.proxies {
+		_ = p.Close()
+	}
+	return waitUntil(ctx, func() bool {
+		for _, s := range ms.servers {
+			if s.CurrentConnectionCount() > 0 {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// advance moves every master's clock forward by d, expiring what d expires.
+func (ms *masters) advance(d time.Duration) {
+	for _, s := range ms.servers {
+		s.FastForward(d)
+	}
+}
+
 func (ms *masters) close() {
 	select {
 	case <-ms.stop:
