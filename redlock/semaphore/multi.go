@@ -18,7 +18,7 @@ import (
 const maxSurveysInFlight = 256
 
 // slots is the Atomic semaphore on several independent masters: limit
-// independent slots, slot i being the Redlock lock KeyPrefix+name+":slot:i"
+// independent slots, slot i being the Redlock lock slotKey(name, i)
 // taken with a redlock.Client over the masters. A permit is a slot's lease,
 // so each slot keeps Redlock's guarantees: at most one valid lease (hence at
 // most limit permits), tolerance of a minority of failed masters, restart
