@@ -25,8 +25,8 @@ type atomicOne struct {
 
 func (a *atomicOne) acquire(ctx context.Context, id string) (fencing.Token, error) {
 	a.s.hook()
-	res, err := acquireScript.Run(ctx, a.rdb, []string{a.k.holders, a.k.tokens, a.k.fence},
-		id, a.s.limit, a.s.timeoutMs(), uint64(fencing.MaxToken)).Slice()
+	res, err := acquireScript.Run(ctx, a.rdb, []string{a.k.holders, a.k.tokens, a.k.fence, a.k.limit},
+		id, a.s.limitArg(), a.s.timeoutMs(), uint64(fencing.MaxToken)).Slice()
 	if err != nil {
 		return 0, err
 	}
@@ -41,6 +41,8 @@ func (a *atomicOne) acquire(ctx context.Context, id string) (fencing.Token, erro
 	switch ok {
 	case 0:
 		return 0, busy("%s permits held", val)
+	case -1:
+		return 0, limitMismatch(a.s.name, a.s.limit, val, oneMasterLimitChange)
 	case -2:
 		return 0, fmt.Errorf("%w: the fencing counter %s is at %s", redlock.ErrTokensExhausted, a.k.fence, val)
 	}

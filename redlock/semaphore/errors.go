@@ -51,6 +51,13 @@ func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: semaphore: %s", ErrInvalidArgument, fmt.Sprintf(format, args...))
 }
 
+// limitMismatch is the error of a caller whose limit differs from the one
+// the semaphore's holders use (recorded under LimitKey), naming both.
+func limitMismatch(name string, limit int, stored, how string) error {
+	return invalid("limit %d given, but the holders of %q use limit %s (recorded in %s): every client of one semaphore must use the same limit; %s",
+		limit, name, stored, LimitKey(name), how)
+}
+
 // lost wraps why a permit was lost so that it matches ErrLost.
 func lost(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrLost, fmt.Sprintf(format, args...))

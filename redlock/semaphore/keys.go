@@ -13,6 +13,7 @@ import "strconv"
 //	quorumlock-sem:{N}:guard      Guarded: the guard lock (a redlock key)
 //	quorumlock-sem:{N}:tokens     Atomic (one master): HASH member → fencing token
 //	quorumlock-sem:{N}:fence      Atomic (one master): the fencing counter
+//	quorumlock-sem:{N}:limit      every variant: the limit its holders use
 //	quorumlock-sem:{N}:slot:I     Atomic (several masters): slot I, a redlock key
 //	                              (its counter is redlock.FencePrefix + that key)
 //
@@ -48,6 +49,10 @@ func keysFor(name string) keys {
 		channel: b + ":released",
 	}
 }
+
+// LimitKey is the key that records, on each master, the limit a
+// semaphore's holders use (see New); its value is the limit in decimal.
+func LimitKey(name string) string { return keysFor(name).limit }
 
 // SlotKey is the redlock lock key of slot i (0 ≤ i < limit) of a semaphore
 // on several masters: tools (redlockctl sem) act on a slot's lease through

@@ -1,9 +1,11 @@
 -- One attempt of the Atomic semaphore on one master, run atomically.
 -- KEYS[1] the holders ZSET (member -> server time in ms), KEYS[2] the tokens
--- HASH (member -> fencing token), KEYS[3] the fencing counter
+-- HASH (member -> fencing token), KEYS[3] the fencing counter, KEYS[4] the
+-- limit key
 -- ARGV[1] the permit's id, ARGV[2] the limit, ARGV[3] the timeout in ms,
 -- ARGV[4] the greatest token (2^53 - 1)
 -- Returns {1, token} when the permit is held, {0, holders} when full,
+-- {-1, limit} when the holders use another limit (see limit.lua),
 -- {-2, counter} when the counter is at the greatest token (nothing changed).
 -- Numbers become strings through int: Lua's tostring (and ..) write 10^14
 -- as 1e+14.
@@ -24,6 +26,13 @@ if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
   return {1, redis.call('HGET', KEYS[2], ARGV[1]) or '0'}
 end
 local n = redis.call('ZCARD', KEYS[1])
+local limit = redis.call('GET', KEYS[4])
+if limit ~= ARGV[2] then
+  if limit and n > 0 then
+    return {-1, limit}
+  end
+  redis.call('SET', KEYS[4], ARGV[2])
+end
 if n >= tonumber(ARGV[2]) then
   return {0, int(n)}
 end
