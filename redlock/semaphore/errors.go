@@ -33,6 +33,10 @@ var (
 	// ErrClosed is returned by calls on a Semaphore after Close. It is
 	// redlock's.
 	ErrClosed = redlock.ErrClosed
+
+	// ErrDetached is the cause of a permit's Context after Detach, and what
+	// Refresh and Release return for a detached permit.
+	ErrDetached = errors.New("semaphore: permit detached")
 )
 
 // errContended marks an ErrBusy that came from losing a race with another

@@ -45,7 +45,10 @@ type slots struct {
 	inflight   []chan struct{} // surveys waiting per master
 
 	mu      sync.Mutex
-	claimed map[int]bool // slots this Semaphore is locking or holds now
+	claimed map[int]uint64 // slots this Semaphore is locking or holds now → claim id
+	claims  uint64         // the last claim id handed out
+	closing bool         // Close was called: locks closes once nothing is claimed
+	closed  bool         // locks was closed
 
 	smu     sync.Mutex
 	queued  *surveyRound // the round that starts when the running one ends
@@ -76,7 +79,7 @@ func newSlots(s *Semaphore, masters []redis.UniversalClient) (*slots, error) {
 		s: s, rdbs: masters, locks: locks, quorum: locks.Quorum(),
 		suspect:  make([]atomic.Bool, len(masters)),
 		inflight: make([]chan struct{}, len(masters)),
-		claimed:  make(map[int]bool),
+		claimed:  make(map[int]uint64),
 	}
 	for i := range s.limit {
 		sl.keys = append(sl.keys, slotKey(s.name, i))
@@ -286,14 +289,17 @@ func (sl *slots) tryAcquire(ctx context.Context) (*Permit, error) {
 	if len(cands) == 0 {
 		return nil, fmt.Errorf("semaphore %q: %w", s.name, busy("all %d slots are held on a majority of the masters", s.limit))
 	}
-	slot, ok := sl.claim(cands)
-	if !ok {
+	slot, claim, ok, closing := sl.claim(cands)
+	switch {
+	case closing:
+		return nil, ErrClosed
+	case !ok:
 		return nil, fmt.Errorf("semaphore %q: %w", s.name, contended("the %d free slots are being taken by this Semaphore's other attempts", len(cands)))
 	}
 	s.hook()
 	lease, err := sl.locks.TryLock(ctx, sl.keys[slot], s.cfg.timeout)
 	if err != nil {
-		sl.unclaim(slot)
+		sl.unclaim(slot, claim)
 		switch {
 		case ctx.Err() != nil, errors.Is(err, redlock.ErrNoQuorum), errors.Is(err, redlock.ErrTokensExhausted),
 			!errors.Is(err, redlock.ErrNotAcquired):
@@ -301,36 +307,66 @@ func (sl *slots) tryAcquire(ctx context.Context) (*Permit, error) {
 		}
 		return nil, fmt.Errorf("semaphore %q: %w: %w", s.name, contended("slot %d, free when surveyed, was taken by a concurrent acquirer", slot), err)
 	}
+	sl.mu.Lock()
+	closing = sl.closing
+	sl.mu.Unlock()
+	if closing {
+		// Close came while the slot was being locked: nobody will get this
+		// permit, so give the slot back at once (the client is still open:
+		// the attempt counts as live).
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.masterTimeout())
+		_ = lease.Release(rctx)
+		cancel()
+		sl.unclaim(slot, claim)
+		return nil, ErrClosed
+	}
 	s.cfg.logger.Debug("semaphore: acquired", "name", s.name, "slot", slot, "token", uint64(lease.Token()))
-	context.AfterFunc(lease.Context(), func() { sl.unclaim(slot) })
-	return newSlotPermit(s, slot, lease), nil
+	context.AfterFunc(lease.Context(), func() { sl.unclaim(slot, claim) })
+	return newSlotPermit(s, slot, claim, lease), nil
 }
 
 // claim picks a candidate at random among the slots this Semaphore is
 // neither locking nor holding (a survey that started before one of its own
 // acquisitions still shows that slot free), and marks it until the attempt
-// fails or the permit ends; false when there is none.
-func (sl *slots) claim(cands []int) (int, bool) {
+// fails or the permit ends (or is detached); false when there is none,
+// closing after Close. While a slot is claimed the redlock client stays open
+// (see close).
+func (sl *slots) claim(cands []int) (slot int, id uint64, ok, closing bool) {
 	sl.mu.Lock()
 	defer sl.mu.Unlock()
+	if sl.closing {
+		return 0, 0, false, true
+	}
 	var free []int
 	for _, c := range cands {
-		if !sl.claimed[c] {
+		if _, taken := sl.claimed[c]; !taken {
 			free = append(free, c)
 		}
 	}
 	if len(free) == 0 {
-		return 0, false
+		return 0, 0, false, false
 	}
-	slot := free[rand.IntN(len(free))]
-	sl.claimed[slot] = true
-	return slot, true
+	slot = free[rand.IntN(len(free))]
+	sl.claims++
+	sl.claimed[slot] = sl.claims
+	return slot, sl.claims, true, false
 }
 
-func (sl *slots) unclaim(slot int) {
+// unclaim ends claim id of slot (a later claim of the slot is left alone);
+// after Close, the last claim to end closes the redlock client.
+func (sl *slots) unclaim(slot int, id uint64) {
 	sl.mu.Lock()
-	defer sl.mu.Unlock()
-	delete(sl.claimed, slot)
+	if sl.claimed[slot] == id {
+		delete(sl.claimed, slot)
+	}
+	last := sl.closing && len(sl.claimed) == 0 && !sl.closed
+	if last {
+		sl.closed = true
+	}
+	sl.mu.Unlock()
+	if last {
+		_ = sl.locks.Close()
+	}
 }
 
 // holders counts the slots not free on a majority of the masters that
@@ -352,4 +388,20 @@ func (sl *slots) holders(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-func (sl *slots) close() error { return sl.locks.Close() }
+// close closes the redlock client behind the slots now if no slot is
+// claimed (being locked, or held by a permit), and otherwise when the last
+// claim ends: a permit keeps its validity, Refresh and Release after Close
+// (see Semaphore.Close).
+func (sl *slots) close() error {
+	sl.mu.Lock()
+	sl.closing = true
+	now := len(sl.claimed) == 0 && !sl.closed
+	if now {
+		sl.closed = true
+	}
+	sl.mu.Unlock()
+	if now {
+		return sl.locks.Close()
+	}
+	return nil
+}

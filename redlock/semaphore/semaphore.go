@@ -197,9 +197,12 @@ func (s *Semaphore) Holders(ctx context.Context) (int, error) {
 }
 
 // Close stops the semaphore's background work (subscriptions, auto-refresh,
-// background removals) and waits for it. Permits already handed out keep
-// their validity but are no longer refreshed automatically. Close does not
-// close the go-redis clients. It is safe to call twice.
+// background removals) and waits for it; TryAcquire and Acquire then return
+// ErrClosed. Permits already handed out keep their validity: Refresh and
+// Release still work, but nothing refreshes them automatically any more, so
+// each ends at its ValidUntil unless refreshed by hand. (On several masters
+// the redlock client behind the slots is closed when the last permit ends.)
+// Close does not close the go-redis clients. It is safe to call twice.
 func (s *Semaphore) Close() error {
 	var err error
 	if s.bg.Stop() {

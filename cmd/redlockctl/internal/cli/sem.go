@@ -145,8 +145,14 @@ every place is held (exit 3); with --wait it waits for a release.`,
 			defer cancel()
 			v, err := leaseValue(rctx, c.Clients(), key)
 			if err != nil {
-				return fmt.Errorf("sem acquire %q: took slot %d, but reading its value back failed: %w", args[0], p.Slot(), err)
+				// Nobody could use the place without its handle: give it back.
+				relctx, cancel := context.WithTimeout(context.WithoutCancel(cmd.Context()), a.g.timeout)
+				defer cancel()
+				return errors.Join(fmt.Errorf("sem acquire %q: took slot %d, but reading its value back failed: %w", args[0], p.Slot(), err), p.Release(relctx))
 			}
+			// The place is the handle's now: this process lets go of it
+			// without giving it back.
+			p.Detach()
 			return a.printLease(cmd, fmt.Sprintf("took place %d of", p.Slot()), Handle{
 				Key: key, Value: v, Token: uint64(p.Token()), ValidUntil: p.ValidUntil(),
 				TTLms: ttl.Milliseconds(), Masters: ids,
