@@ -47,8 +47,8 @@ type slots struct {
 	mu      sync.Mutex
 	claimed map[int]uint64 // slots this Semaphore is locking or holds now → claim id
 	claims  uint64         // the last claim id handed out
-	closing bool         // Close was called: locks closes once nothing is claimed
-	closed  bool         // locks was closed
+	closing bool           // Close was called: locks closes once nothing is claimed
+	closed  bool           // locks was closed
 
 	smu     sync.Mutex
 	queued  *surveyRound // the round that starts when the running one ends
