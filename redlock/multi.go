@@ -89,15 +89,40 @@ func (c *Client) lockAll(ctx context.Context, keys []string, take func(string) (
 }
 
 // combine makes one Lease of several: it ends when any part ends, with that
-// part's cause.
+// part's cause, and then ends the others (see partEnded).
 func (c *Client) combine(parts []*Lease) *Lease {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	l := &Lease{c: c, key: parts[0].key, token: parts[0].token, parts: parts, ctx: ctx, cancel: cancel}
 	for _, p := range parts {
 		p.startWatch()
-		context.AfterFunc(p.ctx, func() { l.end(context.Cause(p.ctx)) })
+		context.AfterFunc(p.ctx, func() { l.partEnded(p) })
 	}
 	return l
+}
+
+// partEnded ends a lease of several keys when the lease of one of them, p,
+// ended. Unless that was Release (which releases every part itself), the
+// other parts are released in the background: their renewal (with
+// WithAutoExtend) stops, and keys that are no longer held together protect
+// nothing, so they are freed for others at once instead of being renewed or
+// left to expire.
+func (l *Lease) partEnded(p *Lease) {
+	cause := context.Cause(p.ctx)
+	l.end(cause)
+	if errors.Is(cause, ErrReleased) {
+		return
+	}
+	l.c.spawn(func() {
+		l.opMu.Lock() // after a Release under way, which then frees every part itself
+		defer l.opMu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), l.c.masterTimeout(l.TTL()))
+		defer cancel()
+		for _, q := range l.parts {
+			if q != p && q.Err() == nil {
+				_ = q.Release(ctx)
+			}
+		}
+	})
 }
 
 // releaseParts releases leases in reverse order and joins their errors.
@@ -181,7 +206,9 @@ func (l *Lease) multiExtend(ctx context.Context, ttl time.Duration) error {
 	return nil
 }
 
-// multiRelease releases every part and ends the lease.
+// multiRelease releases every part and ends the lease. A lease that had
+// already ended because one part did reports that: its other parts are
+// being released in the background (see partEnded).
 func (l *Lease) multiRelease(ctx context.Context) error {
 	l.opMu.Lock()
 	defer l.opMu.Unlock()
@@ -189,6 +216,12 @@ func (l *Lease) multiRelease(ctx context.Context) error {
 		return fmt.Errorf("release %v: %w", l.Keys(), ErrReleased)
 	}
 	l.released = true
+	l.mu.Lock()
+	ended := l.ended
+	l.mu.Unlock()
+	if ended != nil {
+		return fmt.Errorf("release %v: %w", l.Keys(), ended)
+	}
 	err := releaseParts(ctx, l.parts)
 	l.end(ErrReleased)
 	return err

@@ -128,3 +128,42 @@ func TestTryLockAllIsAllOrNothing(t *testing.T) {
 		t.Fatalf("Err %v after the parts ran out; want ErrLockLost", l.Err())
 	}
 }
+
+// A lease of several keys that ended stops every key's renewal and frees
+// the others: LockAll([a b], WithAutoExtend()), then b deleted on every
+// master; Done closes, a is gone from every master (not renewed for ever),
+// and another client locks a.
+func TestLockAllEndedLeaseFreesItsOtherKeys(t *testing.T) {
+	r := newRig(t, 5)
+	c, other := r.client(t), r.client(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	l, err := c.LockAll(ctx, []string{"a", "b"}, 900*time.Millisecond, WithAutoExtend())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rc := range r.clients {
+		if err := rc.Del(ctx, "b").Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-l.Done():
+	case <-ctx.Done():
+		t.Fatal("the lease of [a b] outlived b")
+	}
+	if !errors.Is(l.Err(), ErrLockLost) {
+		t.Fatalf("Err = %v after b was deleted; want ErrLockLost", l.Err())
+	}
+	eventually(t, 10*time.Second, "a gone from every master once the lease of [a b] ended", func() bool {
+		return countNonEmpty(r.values(t, "a")) == 0
+	})
+	a, err := other.TryLock(ctx, "a", time.Second)
+	if err != nil {
+		t.Fatalf("another client on a, after the lease of [a b] ended: %v", err)
+	}
+	_ = a.Release(ctx)
+	if err := l.Release(ctx); !errors.Is(err, ErrLockLost) {
+		t.Fatalf("Release of the ended lease: %v; want ErrLockLost", err)
+	}
+}
