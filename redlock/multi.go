@@ -15,39 +15,62 @@ import (
 // (sorted), and when one cannot be taken, those already taken are released
 // and the error of the one that failed is returned. The result is one Lease
 // over all the keys: it ends (Done closes) as soon as any of its keys' leases
-// ends, Extend and Release act on every key, ValidUntil is the earliest of
-// theirs, and Tokens gives each key's fencing token.
+// ends, and then every other key's lease ends too (their renewal stops and
+// their keys are released in the background); Extend and Release act on
+// every key, ValidUntil is the earliest of theirs (the first key's, counted
+// from the start of its attempt, unless extended), and Tokens gives each
+// key's fencing token. A lease is only returned with validity left: when the
+// first keys' validity runs out before the last key is taken, every key is
+// released and the call fails.
 //
 // Errors: as TryLock; ErrInvalidArgument also for no keys or a key listed
-// twice.
+// twice; an *Error matching ErrNotAcquired saying "no validity left" when
+// taking the keys took longer than the validity of the first.
 func (c *Client) TryLockAll(ctx context.Context, keys []string, ttl time.Duration, opts ...LockOption) (*Lease, error) {
 	sorted, err := c.checkKeys(ctx, keys, ttl, opts)
 	if err != nil {
 		return nil, err
 	}
-	return c.lockAll(ctx, sorted, func(k string) (*Lease, error) { return c.TryLock(ctx, k, ttl, opts...) })
+	l, _, err := c.lockAll(ctx, sorted, ttl, func(k string) (*Lease, bool, error) {
+		l, err := c.TryLock(ctx, k, ttl, opts...)
+		return l, false, err
+	})
+	return l, err
 }
 
 // LockAll is TryLockAll that waits for each key as Lock does, until ctx
-// ends. Because every caller takes keys in the same order, callers that
+// ends: each key is tried once (TryLock) and, if that fails, waited for
+// (Lock). Because every caller takes keys in the same order, callers that
 // want overlapping sets of keys never deadlock: a caller waits only for a
-// key greater than all those it holds. When a key taken first is no longer
-// held once the last one is (its validity ran out while the call waited, as
-// can happen without WithAutoExtend), every key is released and the call
-// starts over.
+// key greater than all those it holds. When the keys taken first are no
+// longer held once the last one is because the call waited for a key (their
+// validity ran out meanwhile, as can happen without WithAutoExtend), every
+// key is released and the call starts over. When it had not waited, taking
+// the keys just takes longer than their validity, and starting over would
+// fail the same way for ever: LockAll fails as TryLockAll does.
 //
-// Errors: as Lock; ErrInvalidArgument also for no keys or a key listed twice.
+// Errors: as Lock; ErrInvalidArgument also for no keys or a key listed
+// twice; an *Error matching ErrNotAcquired saying "no validity left" as
+// above.
 func (c *Client) LockAll(ctx context.Context, keys []string, ttl time.Duration, opts ...LockOption) (*Lease, error) {
 	sorted, err := c.checkKeys(ctx, keys, ttl, opts)
 	if err != nil {
 		return nil, err
 	}
+	take := func(k string) (*Lease, bool, error) {
+		l, err := c.TryLock(ctx, k, ttl, opts...)
+		var e *Error
+		if err == nil || ctx.Err() != nil || !errors.As(err, &e) || errors.Is(err, ErrTokensExhausted) {
+			return l, false, err
+		}
+		l, err = c.Lock(ctx, k, ttl, opts...)
+		return l, true, err
+	}
 	for {
-		l, err := c.lockAll(ctx, sorted, func(k string) (*Lease, error) { return c.Lock(ctx, k, ttl, opts...) })
-		if err != nil || l.Err() == nil {
+		l, waited, err := c.lockAll(ctx, sorted, ttl, take)
+		if err == nil || !waited || !errors.Is(err, errValidityUsedUp) {
 			return l, err
 		}
-		_ = l.Release(context.WithoutCancel(ctx))
 	}
 }
 
@@ -70,34 +93,87 @@ func (c *Client) checkKeys(ctx context.Context, keys []string, ttl time.Duration
 	return sorted, nil
 }
 
+// errValidityUsedUp marks the failure of a call of several keys whose first
+// keys' validity ran out before the last one was taken.
+var errValidityUsedUp = errors.New("no validity left")
+
 // lockAll takes each key with take, in order, and combines the leases;
-// on a failure it releases what it took.
-func (c *Client) lockAll(ctx context.Context, keys []string, take func(string) (*Lease, error)) (*Lease, error) {
+// waited says whether take waited for a key. It stops as soon as a part
+// taken is no longer held (its validity ran out) and fails then, as when a
+// key cannot be taken, releasing what it took: a lease of several keys is
+// held only while all of them are.
+func (c *Client) lockAll(ctx context.Context, keys []string, ttl time.Duration, take func(string) (*Lease, bool, error)) (_ *Lease, waited bool, _ error) {
+	start := c.cfg.clock.Now()
 	parts := make([]*Lease, 0, len(keys))
+	fail := func(err error) (*Lease, bool, error) {
+		_ = releaseParts(context.WithoutCancel(ctx), parts)
+		return nil, waited, err
+	}
+	expired := func(next string) error {
+		for _, p := range parts {
+			if lost := p.Err(); lost != nil {
+				return &Error{Op: "lock", Key: next, Kind: ErrNotAcquired, Quorum: c.quorum, Masters: []error{
+					fmt.Errorf("%w: taking %d of %d keys took %v of a %v TTL, and the lease of %q ended: %w",
+						errValidityUsedUp, len(parts), len(keys), c.cfg.clock.Now().Sub(start), ttl, p.key, lost)}}
+			}
+		}
+		return nil
+	}
 	for _, k := range keys {
-		l, err := take(k)
+		if err := expired(k); err != nil {
+			return fail(err)
+		}
+		l, w, err := take(k)
+		waited = waited || w
 		if err != nil {
-			releaseParts(context.WithoutCancel(ctx), parts)
-			return nil, err
+			return fail(err)
 		}
 		parts = append(parts, l)
 	}
-	if len(parts) == 1 {
-		return parts[0], nil
+	if err := expired(keys[len(keys)-1]); err != nil {
+		return fail(err)
 	}
-	return c.combine(parts), nil
+	if len(parts) == 1 {
+		return parts[0], waited, nil
+	}
+	return c.combine(parts), waited, nil
 }
 
 // combine makes one Lease of several: it ends when any part ends, with that
-// part's cause.
+// part's cause, and then ends the others (see partEnded).
 func (c *Client) combine(parts []*Lease) *Lease {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	l := &Lease{c: c, key: parts[0].key, token: parts[0].token, parts: parts, ctx: ctx, cancel: cancel}
 	for _, p := range parts {
 		p.startWatch()
-		context.AfterFunc(p.ctx, func() { l.end(context.Cause(p.ctx)) })
+		context.AfterFunc(p.ctx, func() { l.partEnded(p) })
 	}
 	return l
+}
+
+// partEnded ends a lease of several keys when the lease of one of them, p,
+// ended. Unless that was Release (which releases every part itself), the
+// other parts are released in the background: their renewal (with
+// WithAutoExtend) stops, and keys that are no longer held together protect
+// nothing, so they are freed for others at once instead of being renewed or
+// left to expire.
+func (l *Lease) partEnded(p *Lease) {
+	cause := context.Cause(p.ctx)
+	l.end(cause)
+	if errors.Is(cause, ErrReleased) {
+		return
+	}
+	l.c.spawn(func() {
+		l.opMu.Lock() // after a Release under way, which then frees every part itself
+		defer l.opMu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), l.c.masterTimeout(l.TTL()))
+		defer cancel()
+		for _, q := range l.parts {
+			if q != p && q.Err() == nil {
+				_ = q.Release(ctx)
+			}
+		}
+	})
 }
 
 // releaseParts releases leases in reverse order and joins their errors.
@@ -181,7 +257,9 @@ func (l *Lease) multiExtend(ctx context.Context, ttl time.Duration) error {
 	return nil
 }
 
-// multiRelease releases every part and ends the lease.
+// multiRelease releases every part and ends the lease. A lease that had
+// already ended because one part did reports that: its other parts are
+// being released in the background (see partEnded).
 func (l *Lease) multiRelease(ctx context.Context) error {
 	l.opMu.Lock()
 	defer l.opMu.Unlock()
@@ -189,6 +267,12 @@ func (l *Lease) multiRelease(ctx context.Context) error {
 		return fmt.Errorf("release %v: %w", l.Keys(), ErrReleased)
 	}
 	l.released = true
+	l.mu.Lock()
+	ended := l.ended
+	l.mu.Unlock()
+	if ended != nil {
+		return fmt.Errorf("release %v: %w", l.Keys(), ended)
+	}
 	err := releaseParts(ctx, l.parts)
 	l.end(ErrReleased)
 	return err

@@ -2,12 +2,14 @@ package semaphore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/fencing"
+	"github.com/quorumlock/quorumlock/redlock"
 )
 
 // atomicOne is the Atomic semaphore on one master: each acquisition,
@@ -23,8 +25,8 @@ type atomicOne struct {
 
 func (a *atomicOne) acquire(ctx context.Context, id string) (fencing.Token, error) {
 	a.s.hook()
-	res, err := acquireScript.Run(ctx, a.rdb, []string{a.k.holders, a.k.tokens, a.k.fence},
-		id, a.s.limit, a.s.timeoutMs()).Slice()
+	res, err := acquireScript.Run(ctx, a.rdb, []string{a.k.holders, a.k.tokens, a.k.fence, a.k.limit},
+		id, a.s.limitArg(), a.s.timeoutMs(), uint64(fencing.MaxToken)).Slice()
 	if err != nil {
 		return 0, err
 	}
@@ -36,12 +38,21 @@ func (a *atomicOne) acquire(ctx context.Context, id string) (fencing.Token, erro
 	if !ok1 || !ok2 {
 		return 0, fmt.Errorf("acquire script returned %T, %T", res[0], res[1])
 	}
-	if ok != 1 {
+	switch ok {
+	case 0:
 		return 0, busy("%s permits held", val)
+	case -1:
+		return 0, limitMismatch(a.s.name, a.s.limit, val, oneMasterLimitChange)
+	case -2:
+		return 0, fmt.Errorf("%w: the fencing counter %s is at %s", redlock.ErrTokensExhausted, a.k.fence, val)
 	}
 	t, err := strconv.ParseUint(val, 10, 64)
-	if err != nil || fencing.Token(t) > fencing.MaxToken {
-		return 0, fmt.Errorf("fencing counter %q is not an integer below 2^53", val)
+	if err != nil || t == 0 || fencing.Token(t) > fencing.MaxToken {
+		// Admitted with a token nobody can use: give the place back at once
+		// rather than hold it for a whole timeout.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.s.masterTimeout())
+		defer cancel()
+		return 0, errors.Join(fmt.Errorf("fencing token %q is not an integer in [1, 2^53)", val), a.release(rctx, id))
 	}
 	return fencing.Token(t), nil
 }

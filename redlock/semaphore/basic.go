@@ -37,26 +37,36 @@ func fmtScore(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 func (b *basic) acquire(ctx context.Context, id string) (fencing.Token, error) {
 	now := score(b.s.cfg.now())
 	var rank *redis.IntCmd
+	var limit *redis.Cmd
 	_, err := b.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.ZRemRangeByScore(ctx, b.k.holders, "-inf", fmtScore(now-float64(b.s.timeoutMs())))
+		limit = p.Eval(ctx, limitSrc, []string{b.k.holders, b.k.limit}, b.s.limitArg())
 		p.ZAdd(ctx, b.k.holders, redis.Z{Score: now, Member: id})
 		rank = p.ZRank(ctx, b.k.holders, id)
 		return nil
 	})
 	if err != nil {
-		return 0, err
+		// The add may have run: take it back.
+		return 0, errors.Join(err, b.remove(ctx, id))
+	}
+	if err := b.s.limitReply(limit); err != nil {
+		return 0, errors.Join(err, b.remove(ctx, id))
 	}
 	if r := rank.Val(); r < int64(b.s.limit) {
 		return 0, nil
 	}
-	// Even when ctx has ended: a left-over entry holds a place until it
-	// times out.
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.s.masterTimeout())
-	defer cancel()
-	if err := b.rdb.ZRem(rctx, b.k.holders, id).Err(); err != nil {
+	if err := b.remove(ctx, id); err != nil {
 		return 0, errors.Join(busy("%d permits held", b.s.limit), err)
 	}
 	return 0, busy("%d permits held", b.s.limit)
+}
+
+// remove takes id out of the ZSET, even when ctx has ended: a left-over
+// entry holds a place until it times out.
+func (b *basic) remove(ctx context.Context, id string) error {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.s.masterTimeout())
+	defer cancel()
+	return b.rdb.ZRem(rctx, b.k.holders, id).Err()
 }
 
 // refresh re-adds the entry with the current time; if that added it (rather

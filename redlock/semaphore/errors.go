@@ -33,6 +33,10 @@ var (
 	// ErrClosed is returned by calls on a Semaphore after Close. It is
 	// redlock's.
 	ErrClosed = redlock.ErrClosed
+
+	// ErrDetached is the cause of a permit's Context after Detach, and what
+	// Refresh and Release return for a detached permit.
+	ErrDetached = errors.New("semaphore: permit detached")
 )
 
 // errContended marks an ErrBusy that came from losing a race with another
@@ -49,6 +53,13 @@ func (lostError) Is(target error) bool { return target == redlock.ErrLockLost }
 
 func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: semaphore: %s", ErrInvalidArgument, fmt.Sprintf(format, args...))
+}
+
+// limitMismatch is the error of a caller whose limit differs from the one
+// the semaphore's holders use (recorded under LimitKey), naming both.
+func limitMismatch(name string, limit int, stored, how string) error {
+	return invalid("limit %d given, but the holders of %q use limit %s (recorded in %s): every client of one semaphore must use the same limit; %s",
+		limit, name, stored, LimitKey(name), how)
 }
 
 // lost wraps why a permit was lost so that it matches ErrLost.

@@ -33,14 +33,19 @@ type fair struct {
 func (f *fair) acquire(ctx context.Context, id string) (fencing.Token, error) {
 	now := score(f.s.cfg.now())
 	var ctr *redis.IntCmd
+	var limit *redis.Cmd
 	_, err := f.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.ZRemRangeByScore(ctx, f.k.holders, "-inf", fmtScore(now-float64(f.s.timeoutMs())))
+		limit = p.Eval(ctx, limitSrc, []string{f.k.holders, f.k.limit}, f.s.limitArg())
 		p.ZInterStore(ctx, f.k.owner, &redis.ZStore{Keys: []string{f.k.owner, f.k.holders}, Weights: []float64{1, 0}})
 		ctr = p.Incr(ctx, f.k.counter)
 		return nil
 	})
 	if err != nil {
 		return 0, err
+	}
+	if err := f.s.limitReply(limit); err != nil {
+		return 0, err // nothing added yet
 	}
 	f.s.hook()
 	var rank *redis.IntCmd

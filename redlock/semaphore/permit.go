@@ -23,6 +23,7 @@ type Permit struct {
 	token fencing.Token
 	slot  int            // -1 on one master
 	lease *redlock.Lease // the slot's lease on several masters, else nil
+	claim uint64         // the slot's claim (see slots.claim)
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -59,9 +60,9 @@ func newPermit(s *Semaphore, id string, token fencing.Token, start time.Time) *P
 
 // newSlotPermit wraps a slot's lease: the lease's own validity, renewal and
 // release are the permit's.
-func newSlotPermit(s *Semaphore, slot int, lease *redlock.Lease) *Permit {
+func newSlotPermit(s *Semaphore, slot int, claim uint64, lease *redlock.Lease) *Permit {
 	ctx, cancel := context.WithCancelCause(context.Background())
-	p := &Permit{s: s, token: lease.Token(), slot: slot, lease: lease, ctx: ctx, cancel: cancel}
+	p := &Permit{s: s, token: lease.Token(), slot: slot, lease: lease, claim: claim, ctx: ctx, cancel: cancel}
 	context.AfterFunc(lease.Context(), func() {
 		cause := context.Cause(lease.Context())
 		if errors.Is(cause, redlock.ErrReleased) {
@@ -108,6 +109,9 @@ func (p *Permit) Context() context.Context { return p.ctx }
 
 // Err returns nil while the permit is held, and why it ended afterwards.
 func (p *Permit) Err() error {
+	if err := p.detached(); err != nil {
+		return err
+	}
 	if p.lease != nil {
 		if p.lease.Err() != nil {
 			<-p.ctx.Done() // the AfterFunc sets the cause
@@ -126,6 +130,9 @@ func (p *Permit) Err() error {
 // on several masters redlock.ErrNoQuorum) when the master(s) did not
 // confirm: the permit then keeps its previous validity.
 func (p *Permit) Refresh(ctx context.Context) error {
+	if err := p.detached(); err != nil {
+		return fmt.Errorf("semaphore %q: refresh: %w", p.s.name, err)
+	}
 	if p.lease != nil {
 		return p.refreshSlot(ctx)
 	}
@@ -189,6 +196,9 @@ func (p *Permit) refreshSlot(ctx context.Context) error {
 // another error when the master(s) did not answer (the entry then times out
 // by itself).
 func (p *Permit) Release(ctx context.Context) error {
+	if err := p.detached(); err != nil {
+		return fmt.Errorf("semaphore %q: release: %w", p.s.name, err)
+	}
 	if p.lease != nil {
 		return p.releaseSlot(ctx)
 	}
@@ -236,6 +246,37 @@ func (p *Permit) releaseSlot(ctx context.Context) error {
 	}
 	p.end(ErrReleased)
 	return fmt.Errorf("semaphore %q: release slot %d: %w", p.s.name, p.slot, err)
+}
+
+// Detach ends the permit in this process without giving its place back:
+// Done closes, the Context's cause is ErrDetached, nothing refreshes it any
+// more, and Refresh and Release return ErrDetached without asking the
+// masters. The place stays held there until it times out, or until
+// whoever holds the permit's identifier refreshes or releases it (as
+// redlockctl sem refresh and sem release do with the handle sem acquire
+// prints). It does nothing to a permit that has already ended.
+func (p *Permit) Detach() {
+	p.opMu.Lock()
+	defer p.opMu.Unlock()
+	if p.released || p.Err() != nil {
+		return
+	}
+	p.end(ErrDetached)
+	if p.lease != nil {
+		// The lease stays in the redlock client until it runs out or the
+		// Semaphore is closed; the slot is this Semaphore's no more.
+		p.s.slots.unclaim(p.slot, p.claim)
+	}
+}
+
+// detached is ErrDetached once the permit was detached, else nil.
+func (p *Permit) detached() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if errors.Is(p.ended, ErrDetached) {
+		return ErrDetached
+	}
+	return nil
 }
 
 // asLost makes why a permit ended match ErrLost (a released permit, too, is

@@ -6,8 +6,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The Lua scripts of the Atomic variant. go-redis sends EVALSHA and falls
-// back to EVAL when a master does not have a script cached.
+// The Lua scripts of the Atomic variant, and the limit check of the others.
+// go-redis sends EVALSHA and falls back to EVAL when a master does not have
+// a script cached.
 var (
 	//go:embed scripts/acquire.lua
 	acquireSrc string
@@ -19,6 +20,8 @@ var (
 	holdersSrc string
 	//go:embed scripts/free.lua
 	freeSrc string
+	//go:embed scripts/limit.lua
+	limitSrc string // sent as EVAL inside a MULTI, where EVALSHA could not fall back
 
 	acquireScript = redis.NewScript(acquireSrc)
 	refreshScript = redis.NewScript(refreshSrc)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -57,9 +58,15 @@ type store interface {
 // ContextTimeoutEnabled (package cluster does) so that a stalled master
 // cannot hold a call past its context.
 //
-// New returns an error matching ErrInvalidArgument for limit < 1, an empty
-// name, nil or zero masters, more than one master for Basic, Fair or
-// Guarded, or an unusable option.
+// Every client of a semaphore must use the same limit: the masters record
+// the limit in LimitKey(name), and TryAcquire, Acquire (and Holders on
+// several masters) with another limit fail with ErrInvalidArgument naming
+// both. On one master the recorded limit can change once no permit is held;
+// on several it stays until LimitKey(name) is deleted on every master.
+//
+// New does no I/O. It returns an error matching ErrInvalidArgument for
+// limit < 1, an empty name, nil or zero masters, more than one master for
+// Basic, Fair or Guarded, or an unusable option.
 func New(masters []redis.UniversalClient, name string, limit int, opts ...Option) (*Semaphore, error) {
 	cfg := defaultConfig()
 	for _, o := range opts {
@@ -137,9 +144,12 @@ func (s *Semaphore) Variant() Variant { return s.cfg.variant }
 // permits are held it returns an error matching ErrBusy at once (Atomic on
 // several masters knows after at most two round trips).
 //
-// Errors: ErrBusy; ErrClosed after Close; ctx's error when ctx ended; on
-// several masters, an error matching redlock.ErrNoQuorum when fewer than a
-// majority answered; otherwise the master's error.
+// Errors: ErrBusy; ErrInvalidArgument when the semaphore's holders use
+// another limit (see New); redlock.ErrTokensExhausted when the one-master
+// Atomic counter reached fencing.MaxToken; ErrClosed after Close; ctx's
+// error when ctx ended; on several masters, an error matching
+// redlock.ErrNoQuorum when fewer than a majority answered; otherwise the
+// master's error.
 func (s *Semaphore) TryAcquire(ctx context.Context) (*Permit, error) {
 	if s.closed() {
 		return nil, ErrClosed
@@ -187,9 +197,12 @@ func (s *Semaphore) Holders(ctx context.Context) (int, error) {
 }
 
 // Close stops the semaphore's background work (subscriptions, auto-refresh,
-// background removals) and waits for it. Permits already handed out keep
-// their validity but are no longer refreshed automatically. Close does not
-// close the go-redis clients. It is safe to call twice.
+// background removals) and waits for it; TryAcquire and Acquire then return
+// ErrClosed. Permits already handed out keep their validity: Refresh and
+// Release still work, but nothing refreshes them automatically any more, so
+// each ends at its ValidUntil unless refreshed by hand. (On several masters
+// the redlock client behind the slots is closed when the last permit ends.)
+// Close does not close the go-redis clients. It is safe to call twice.
 func (s *Semaphore) Close() error {
 	var err error
 	if s.bg.Stop() {
@@ -243,4 +256,28 @@ func (s *Semaphore) hook() {
 	if s.midAcquire != nil {
 		s.midAcquire()
 	}
+}
+
+// oneMasterLimitChange says when a one-master semaphore's limit may change.
+const oneMasterLimitChange = "it can change once no permit is held"
+
+// limitArg is the limit as the scripts compare it.
+func (s *Semaphore) limitArg() string { return strconv.Itoa(s.limit) }
+
+// limitReply is checkLimit for the EVAL of limit.lua inside a MULTI.
+func (s *Semaphore) limitReply(cmd *redis.Cmd) error {
+	v, err := cmd.Text()
+	if err != nil {
+		return fmt.Errorf("limit check: %w", err)
+	}
+	return s.checkLimit(v)
+}
+
+// checkLimit reads the answer of a one-master limit check (limit.lua, or
+// the same lines in acquire.lua): nil when the caller's limit stands.
+func (s *Semaphore) checkLimit(stored string) error {
+	if stored == s.limitArg() {
+		return nil
+	}
+	return limitMismatch(s.name, s.limit, stored, oneMasterLimitChange)
 }

@@ -4,6 +4,7 @@
 -- Returns 1 when the permit was live and is now scored with the server's
 -- time, 0 when it had timed out or been removed (it is removed).
 if redis.replicate_commands then pcall(redis.replicate_commands) end
+local function int(n) return string.format('%d', n) end -- tostring writes 10^14 as 1e+14
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
@@ -16,5 +17,5 @@ if tonumber(s) <= now - tonumber(ARGV[2]) then
   redis.call('HDEL', KEYS[2], ARGV[1])
   return 0
 end
-redis.call('ZADD', KEYS[1], now, ARGV[1])
+redis.call('ZADD', KEYS[1], int(now), ARGV[1])
 return 1

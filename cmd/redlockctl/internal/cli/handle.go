@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/cluster"
 )
 
 // handlePrefix starts every lease handle (version 1).
@@ -62,17 +64,22 @@ func ParseHandle(s string) (Handle, error) {
 	return h, nil
 }
 
-// masterIDs names each master URL as host:port/db, without credentials.
-func masterIDs(urls []string) ([]string, error) {
-	out := make([]string, len(urls))
-	for i, u := range urls {
-		o, err := redis.ParseURL(u)
-		if err != nil {
-			return nil, fmt.Errorf("master %d: %w", i, err)
+// masterIDs names each master of c as host:port/db, without credentials,
+// from the options cluster.Dial built: the URLs are parsed once, by Dial
+// (its own parameters such as tls_ca, its password scrubbing), never a
+// second way here.
+func masterIDs(c *cluster.Cluster) []string {
+	clients, urls := c.Clients(), c.URLs()
+	out := make([]string, len(clients))
+	for i, rc := range clients {
+		if rc, ok := rc.(interface{ Options() *redis.Options }); ok { // Dial builds *redis.Client
+			o := rc.Options()
+			out[i] = fmt.Sprintf("%s/%d", o.Addr, o.DB)
+		} else {
+			out[i] = urls[i] // password already hidden
 		}
-		out[i] = fmt.Sprintf("%s/%d", o.Addr, o.DB)
 	}
-	return out, nil
+	return out
 }
 
 // sameMasters checks that the handle was issued for the configured masters.

@@ -50,7 +50,7 @@ majority of masters); with --wait, lock retries until the lock is free or the wa
 				a.explain(cmd.ErrOrStderr(), err)
 				return err
 			}
-			h, err := a.handleFor(lease)
+			h, err := handleFor(lease, c)
 			if err != nil {
 				return err
 			}
@@ -87,24 +87,16 @@ func acquire(ctx context.Context, locks *redlock.Client, key string, ttl, wait t
 	return locks.Lock(wctx, key, ttl, opts...)
 }
 
-// handleFor builds the handle of a lease the library just acquired, from
-// its State.
-func (a *app) handleFor(lease *redlock.Lease) (Handle, error) {
-	urls, err := a.masterURLs()
-	if err != nil {
-		return Handle{}, err
-	}
-	ids, err := masterIDs(urls)
-	if err != nil {
-		return Handle{}, usageError{err}
-	}
+// handleFor builds the handle of a lease the library just acquired on c's
+// masters, from its State.
+func handleFor(lease *redlock.Lease, c *cluster.Cluster) (Handle, error) {
 	st, err := lease.State()
 	if err != nil {
 		return Handle{}, fmt.Errorf("lock %q: acquired, but the lease ended before its handle was written: %w", lease.Key(), err)
 	}
 	return Handle{
 		Key: st.Key, Value: st.Value, Token: uint64(st.Token),
-		ValidUntil: st.ValidUntil, TTLms: st.TTL.Milliseconds(), Masters: ids,
+		ValidUntil: st.ValidUntil, TTLms: st.TTL.Milliseconds(), Masters: masterIDs(c),
 	}, nil
 }
 

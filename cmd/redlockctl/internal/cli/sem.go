@@ -38,21 +38,22 @@ permit is lost (release or refresh of a permit whose slot was lost or timed out)
 	return sem
 }
 
-// openSemaphore dials the masters and builds the semaphore.
-func (a *app) openSemaphore(cmd *cobra.Command, name string, limit int, opts ...semaphore.Option) (func(), *semaphore.Semaphore, error) {
+// openSemaphore dials the masters and builds the semaphore; done closes
+// both.
+func (a *app) openSemaphore(cmd *cobra.Command, name string, limit int, opts ...semaphore.Option) (done func(), _ *cluster.Cluster, _ *semaphore.Semaphore, _ error) {
 	if limit < 1 {
-		return nil, nil, usageError{fmt.Errorf("--limit %d: must be at least 1", limit)}
+		return nil, nil, nil, usageError{fmt.Errorf("--limit %d: must be at least 1", limit)}
 	}
 	c, err := a.connect(cmd.Context())
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	s, err := semaphore.New(c.Clients(), name, limit, opts...)
 	if err != nil {
 		_ = c.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return func() { _ = s.Close(); _ = c.Close() }, s, nil
+	return func() { _ = s.Close(); _ = c.Close() }, c, s, nil
 }
 
 // semStatusJSON is the -o json output of sem status.
@@ -71,7 +72,7 @@ func (a *app) newSemStatusCmd() *cobra.Command {
 		Example: `  redlockctl sem status exports --limit 4 -o json`,
 		Args:    exactArgs(1, "NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			done, s, err := a.openSemaphore(cmd, args[0], limit)
+			done, _, s, err := a.openSemaphore(cmd, args[0], limit)
 			if err != nil {
 				return err
 			}
@@ -121,7 +122,7 @@ every place is held (exit 3); with --wait it waits for a release.`,
 			if len(urls) < 2 {
 				return codeError{ExitFailed, errSemOneMaster}
 			}
-			done, s, err := a.openSemaphore(cmd, args[0], limit, semaphore.WithTimeout(ttl))
+			done, c, s, err := a.openSemaphore(cmd, args[0], limit, semaphore.WithTimeout(ttl))
 			if err != nil {
 				return err
 			}
@@ -131,25 +132,22 @@ every place is held (exit 3); with --wait it waits for a release.`,
 				a.explain(cmd.ErrOrStderr(), err)
 				return semExit(err)
 			}
-			c, err := a.connect(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer c.Close()
 			key := semaphore.SlotKey(args[0], p.Slot())
-			ids, err := masterIDs(urls)
-			if err != nil {
-				return usageError{err}
-			}
 			rctx, cancel := context.WithDeadline(cmd.Context(), p.ValidUntil())
 			defer cancel()
 			v, err := leaseValue(rctx, c.Clients(), key)
 			if err != nil {
-				return fmt.Errorf("sem acquire %q: took slot %d, but reading its value back failed: %w", args[0], p.Slot(), err)
+				// Nobody could use the place without its handle: give it back.
+				relctx, cancel := context.WithTimeout(context.WithoutCancel(cmd.Context()), a.g.timeout)
+				defer cancel()
+				return errors.Join(fmt.Errorf("sem acquire %q: took slot %d, but reading its value back failed: %w", args[0], p.Slot(), err), p.Release(relctx))
 			}
+			// The place is the handle's now: this process lets go of it
+			// without giving it back.
+			p.Detach()
 			return a.printLease(cmd, fmt.Sprintf("took place %d of", p.Slot()), Handle{
 				Key: key, Value: v, Token: uint64(p.Token()), ValidUntil: p.ValidUntil(),
-				TTLms: ttl.Milliseconds(), Masters: ids,
+				TTLms: ttl.Milliseconds(), Masters: masterIDs(c),
 			})
 		},
 	}

@@ -46,3 +46,19 @@ func TestSemAcrossInvocations(t *testing.T) {
 	}
 	ctl(t, c, "sem", "acquire", "exports", "--limit", "0").want(t, ExitUsage, "--limit 0")
 }
+
+// `sem acquire cap --limit 1` and then `--limit 2` on the same semaphore:
+// the second is refused (exit 2) naming both limits, and takes no place.
+func TestSemLimitMismatchIsRefused(t *testing.T) {
+	c := clustertest.Start(t, 3, clustertest.AOFAlways)
+	r := ctl(t, c, "sem", "acquire", "cap", "--limit", "1", "--ttl", "10s")
+	r.want(t, ExitOK, "sem acquire --limit 1")
+	defer ctl(t, c, "sem", "release", "cap", strings.TrimSpace(r.out), "--limit", "1")
+	r = ctl(t, c, "sem", "acquire", "cap", "--limit", "2", "--ttl", "10s")
+	r.want(t, ExitUsage, "sem acquire --limit 2 while a limit-1 place is held")
+	if !strings.Contains(r.errOut, "limit 2") || !strings.Contains(r.errOut, "limit 1") || r.out != "" {
+		t.Fatalf("sem acquire with another limit: stdout %q, stderr %q; want no handle and both limits named", r.out, r.errOut)
+	}
+	ctl(t, c, "sem", "status", "cap", "--limit", "2").want(t, ExitUsage, "sem status with another limit")
+	ctl(t, c, "sem", "acquire", "cap", "--limit", "1").want(t, ExitNotAcquired, "a second place of the limit-1 semaphore")
+}

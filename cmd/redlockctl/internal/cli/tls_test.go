@@ -31,3 +31,39 @@ func TestTLSFlags(t *testing.T) {
 	}
 	ctl(t, c, "status", "--tls-cert", certs.ClientCertFile).want(t, ExitUsage, "--tls-cert without --tls-key")
 }
+
+// Masters given with cluster.Dial's own URL parameters (tls_ca, tls_cert,
+// tls_key): every command that prints or takes a handle works (lock,
+// extend, unlock; sem acquire, refresh, release), and the handle names each
+// master as host:port/db, the way Dial identifies it. (lock held the key
+// and then exited 2, "redis: unexpected option: tls_ca", printing no
+// handle.)
+func TestHandleCommandsWithTLSURLParameters(t *testing.T) {
+	certs := clustertest.NewCerts(t)
+	c := clustertest.StartWith(t, 3, clustertest.AOFAlways, clustertest.WithTLS(certs, true))
+	var urls, ids []string
+	for _, s := range c.Servers {
+		urls = append(urls, s.URL()+"/?tls_ca="+certs.CAFile+"&tls_cert="+certs.ClientCertFile+"&tls_key="+certs.ClientKeyFile)
+		ids = append(ids, s.Addr+"/0")
+	}
+	env := map[string]string{EnvMasters: strings.Join(urls, ",")}
+
+	r := invoke(t, env, "", "lock", "tls:k", "--ttl", "5s")
+	r.want(t, ExitOK, "lock with tls_ca= in the URLs")
+	h, err := ParseHandle(r.out)
+	if err != nil || strings.Join(h.Masters, ",") != strings.Join(ids, ",") {
+		t.Fatalf("lock printed %q: %+v, %v; want masters %v", r.out, h, err, ids)
+	}
+	r = invoke(t, env, "", "extend", strings.TrimSpace(r.out), "--ttl", "10s")
+	r.want(t, ExitOK, "extend with tls_ca= in the URLs")
+	invoke(t, env, "", "unlock", strings.TrimSpace(r.out)).want(t, ExitOK, "unlock with tls_ca= in the URLs")
+
+	r = invoke(t, env, "", "sem", "acquire", "tls:q", "--limit", "2", "--ttl", "5s")
+	r.want(t, ExitOK, "sem acquire with tls_ca= in the URLs")
+	r = invoke(t, env, "", "sem", "refresh", "tls:q", strings.TrimSpace(r.out), "--limit", "2", "--ttl", "10s")
+	r.want(t, ExitOK, "sem refresh with tls_ca= in the URLs")
+	invoke(t, env, "", "sem", "release", "tls:q", strings.TrimSpace(r.out), "--limit", "2").want(t, ExitOK, "sem release with tls_ca= in the URLs")
+	if v := get(t, c, "tls:k"); v[0]+v[1]+v[2] != "" {
+		t.Fatalf("keys left: %q", v)
+	}
+}

@@ -62,17 +62,13 @@ func (a *app) openHandle(cmd *cobra.Command, arg string) (Handle, *cluster.Clust
 	if err != nil {
 		return h, nil, usageError{err}
 	}
-	urls, err := a.masterURLs()
+	c, err := a.connect(cmd.Context()) // no I/O yet
 	if err != nil {
 		return h, nil, err
 	}
-	ids, err := masterIDs(urls)
-	if err != nil {
+	if err := h.sameMasters(masterIDs(c)); err != nil {
+		_ = c.Close()
 		return h, nil, usageError{err}
 	}
-	if err := h.sameMasters(ids); err != nil {
-		return h, nil, usageError{err}
-	}
-	c, err := a.connect(cmd.Context())
-	return h, c, err
+	return h, c, nil
 }
