@@ -17,14 +17,53 @@ import (
 //
 // docs/performance.md records the figures.
 
+// benchClient is a Client with the defaults users get (restart detection
+// on: every acquire pipeline carries its INFO) and opts, over masters
+// certified by a first lock.
 func benchClient(b *testing.B, masters *clustertest.Cluster, opts ...Option) *Client {
 	b.Helper()
-	c, err := New(masters.Clients(b), append([]Option{WithoutQuarantine()}, opts...)...)
+	c, err := New(masters.Clients(b), opts...)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = c.Close() })
+	ctx := context.Background()
+	l, err := c.Lock(ctx, "bench:warmup", 10*time.Second) // certifies a fresh cluster
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := l.Release(ctx); err != nil {
+		b.Fatal(err)
+	}
 	return c
+}
+
+// BenchmarkLock is Lock + Release, the calls users make, on one goroutine:
+// a key never locked before (free), and one key locked again right after
+// its release (after-release). Lock of a free key must cost what TryLock
+// costs: compare with BenchmarkLockUnlock/fencing=true/goroutines=1.
+func BenchmarkLock(b *testing.B) {
+	masters := clustertest.Start(b, 5)
+	c := benchClient(b, masters)
+	ctx := context.Background()
+	for _, name := range []string{"free", "after-release"} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				key := "bench:lock:again"
+				if name == "free" {
+					key = fmt.Sprintf("bench:lock:%d", i)
+				}
+				lease, err := c.Lock(ctx, key, 10*time.Second)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := lease.Release(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
 
 // BenchmarkLockUnlock is TryLock + Release of a key no one else wants, from

@@ -85,47 +85,68 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration, opts .
 	if err != nil {
 		return nil, err
 	}
-	// Subscribe before queueing: the key stays subscribed while anyone of
-	// this Client waits for it, so a release is not missed between heads.
-	wake, unwatch := c.notifier.watch(key)
-	defer unwatch()
-	leave, err := c.queues.join(ctx, key, c.closing())
-	defer leave()
-	if errors.Is(err, ErrClosed) {
-		return nil, err
-	}
-	if err != nil {
-		return nil, &Error{Op: "lock", Key: key, Kind: ErrNotAcquired, Quorum: c.quorum, Cause: err}
-	}
-
-	b := c.cfg.newBackOff()
-	b.Reset()
 	start := c.cfg.clock.Now()
 	attempts, splits := 0, 0
 	var report attemptReport
 	defer func() { c.observeAcquire(ctx, key, start, attempts, report, lease, err) }()
+	// A free key costs what TryLock costs: while nobody of this Client waits
+	// for the key or holds it, the first attempt goes out before any wake-up
+	// machinery (no subscription, no line). A refusal then subscribes and
+	// lines up, and the line's first attempt follows at once: a release
+	// between the refusal and the subscription is not missed. Without
+	// release notifications there is nothing to miss: the line waits first.
+	waitFirst := false
+	var took time.Duration
+	if c.queues.idle(key) && !c.holders.holds(key) {
+		attempts++
+		began := c.cfg.clock.Now()
+		lease, report, err = c.attempt(ctx, key, ttl, lc, true)
+		if err == nil || !worthWaiting(err) {
+			return lease, err
+		}
+		took, waitFirst = c.cfg.clock.Now().Sub(began), !c.cfg.notifications
+	}
+	// Subscribe before queueing: the key stays subscribed while anyone of
+	// this Client waits for it, so a release is not missed between heads.
+	wake, unwatch := c.notifier.watch(key)
+	defer unwatch()
+	leave, jerr := c.queues.join(ctx, key, c.closing())
+	defer leave()
+	if errors.Is(jerr, ErrClosed) {
+		return nil, jerr
+	}
+	if jerr != nil {
+		return nil, &Error{Op: "lock", Key: key, Kind: ErrNotAcquired, Quorum: c.quorum, Cause: jerr}
+	}
+
+	b := c.cfg.newBackOff()
+	b.Reset()
 	for {
 		woken := wake() // taken before the attempt: a release during it is not missed
-		began := c.cfg.clock.Now()
-		attempts++
 		heldHere := c.holders.holds(key)
-		// A split vote matters when the key is contended across clients;
-		// while a lease of this Client holds it, the release will wake the
-		// line (and a refusal by masters its delete has not reached yet is
-		// no split).
-		lease, report, err = c.attempt(ctx, key, ttl, lc, !heldHere)
-		if err == nil {
-			return lease, nil
+		if !waitFirst {
+			began := c.cfg.clock.Now()
+			attempts++
+			// A split vote matters when the key is contended across clients;
+			// while a lease of this Client holds it, the release will wake the
+			// line (and a refusal by masters its delete has not reached yet is
+			// no split).
+			lease, report, err = c.attempt(ctx, key, ttl, lc, !heldHere)
+			if err == nil {
+				return lease, nil
+			}
+			if errors.Is(err, ErrClosed) {
+				return nil, err
+			}
+			took = c.cfg.clock.Now().Sub(began)
+			heldHere = heldHere || c.holders.holds(key)
+			if !worthWaiting(err) {
+				return nil, err
+			}
 		}
-		if errors.Is(err, ErrClosed) {
-			return nil, err
-		}
-		took := c.cfg.clock.Now().Sub(began)
-		heldHere = heldHere || c.holders.holds(key)
+		waitFirst = false
 		var e *Error
-		if !errors.As(err, &e) || e.Cause != nil || errors.Is(err, ErrTokensExhausted) {
-			return nil, err
-		}
+		errors.As(err, &e)
 		d := b.NextBackOff()
 		if d == backoff.Stop {
 			return nil, err
@@ -178,6 +199,14 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration, opts .
 			splits = 0
 		}
 	}
+}
+
+// worthWaiting reports whether Lock waits and tries again after err: a
+// refusal or too few answers, but not the context's end, exhausted tokens,
+// a bad argument or Close.
+func worthWaiting(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Cause == nil && !errors.Is(err, ErrTokensExhausted)
 }
 
 // waitEnded is Lock's answer when a wait between attempts ends early:

@@ -3,6 +3,9 @@ package redlock
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -221,4 +224,78 @@ func TestLockReturnsContextError(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, ErrNotAcquired) {
 		t.Fatalf("Lock on a held key until the deadline: %v; want DeadlineExceeded and ErrNotAcquired", err)
 	}
+}
+
+// commandCalls reads a command's call count from INFO commandstats on each
+// master (0 when it never ran).
+func commandCalls(t *testing.T, r *rig, cmd string) []int {
+	t.Helper()
+	out := make([]int, len(r.clients))
+	for i, rc := range r.clients {
+		info, err := rc.Info(context.Background(), "commandstats").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(info, "\r\n") {
+			if v, ok := strings.CutPrefix(line, "cmdstat_"+cmd+":calls="); ok {
+				out[i], _ = strconv.Atoi(strings.SplitN(v, ",", 2)[0])
+			}
+		}
+	}
+	return out
+}
+
+// Lock of a key nobody holds sends what TryLock sends: no SUBSCRIBE, no
+// UNSUBSCRIBE, no PUBSUB NUMSUB (counted in every master's commandstats,
+// which count a script's own calls too). A Lock that has to wait does
+// subscribe, which shows the count can move.
+func TestLockOfAFreeKeySubscribesToNothing(t *testing.T) {
+	r := newRig(t, 5)
+	c := r.client(t)
+	ctx := context.Background()
+	warmUp(t, c)
+	for _, rc := range r.clients {
+		if err := rc.ConfigResetStat(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 20 {
+		l, err := c.Lock(ctx, fmt.Sprintf("free:%d", i%4), 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, cmd := range []string{"subscribe", "unsubscribe", "pubsub|numsub"} {
+		if n := commandCalls(t, r, cmd); countNonZero(n) != 0 {
+			t.Fatalf("%s calls per master after 20 Locks of free keys: %v; want none", cmd, n)
+		}
+	}
+	held, err := c.TryLock(ctx, "held", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { time.Sleep(200 * time.Millisecond); _ = held.Release(ctx) }()
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	l, err := r.client(t).Lock(wctx, "held", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = l.Release(ctx)
+	if n := commandCalls(t, r, "subscribe"); countNonZero(n) == 0 {
+		t.Fatalf("a Lock that waited subscribed nowhere: %v", n)
+	}
+}
+
+func countNonZero(v []int) int {
+	n := 0
+	for _, x := range v {
+		if x != 0 {
+			n++
+		}
+	}
+	return n
 }

@@ -39,6 +39,13 @@ func (q *fifoQueues) join(ctx context.Context, key string, closing <-chan struct
 	}
 }
 
+// idle reports whether nobody waits in key's line.
+func (q *fifoQueues) idle(key string) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.lines[key]) == 0
+}
+
 func (q *fifoQueues) leave(key string, turn chan struct{}) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
