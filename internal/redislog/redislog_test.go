@@ -162,15 +162,13 @@ type ctxProbe struct{ cmd, pipe bool }
 func (p *ctxProbe) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (p *ctxProbe) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		rs, _ := ctx.Value(ctxKey{}).([]*route)
-		p.cmd = len(rs) == 1
+		p.cmd = len(ctxRoutes(ctx)) == 1
 		return next(ctx, cmd)
 	}
 }
 func (p *ctxProbe) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		rs, _ := ctx.Value(ctxKey{}).([]*route)
-		p.pipe = len(rs) == 1
+		p.pipe = len(ctxRoutes(ctx)) == 1
 		return next(ctx, cmds)
 	}
 }
