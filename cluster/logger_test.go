@@ -1,37 +1,33 @@
 package cluster
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
-	"net"
 	"os"
-	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/quorumlock/quorumlock/internal/childtest"
+	"github.com/quorumlock/quorumlock/internal/freeport"
 )
 
-// loggerChildEnv names the scenario a re-executed test binary runs: go-redis's
-// logger is process-wide, and what reaches stderr is seen only from outside.
-const loggerChildEnv = "CLUSTER_LOGGER_TEST_CHILD"
-
-// TestLoggerChild is the child's side: Dial with WithPing against a dead
-// master, printing what the library prints.
+// TestLoggerChild is the child's side of TestDialKeepsGoRedisOffStderr
+// (go-redis's logger is process-wide, and what reaches stderr is seen only
+// from outside): Dial with WithPing against a dead master.
 func TestLoggerChild(t *testing.T) {
-	scenario := os.Getenv(loggerChildEnv)
-	if scenario == "" {
-		t.Skip("only run as a child of TestDialKeepsGoRedisOffStderr")
-	}
 	opts := []Option{WithPing()}
-	switch scenario {
+	switch childtest.Scenario() {
+	case "":
+		t.Skip("only run as a child of TestDialKeepsGoRedisOffStderr")
 	case "default":
 	case "logger":
 		opts = append(opts, WithLogger(slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	case "kept":
 		KeepRedisLogger()
 	default:
-		t.Fatalf("unknown scenario %q", scenario)
+		t.Fatalf("unknown scenario %q", childtest.Scenario())
 	}
 	if _, err := Dial(context.Background(), []string{"redis://" + os.Getenv("CLUSTER_LOGGER_TEST_ADDR")}, opts...); err == nil {
 		t.Fatal("Dial with WithPing succeeded against a dead master")
@@ -39,21 +35,13 @@ func TestLoggerChild(t *testing.T) {
 }
 
 func TestDialKeepsGoRedisOffStderr(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := freeport.Loopback() // nothing listens there: connection refused
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	_ = ln.Close() // nothing listens there now: connection refused
+	addr := "127.0.0.1:" + strconv.Itoa(port)
 	run := func(scenario string) (stdout, stderr string) {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestLoggerChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), loggerChildEnv+"="+scenario, "CLUSTER_LOGGER_TEST_ADDR="+addr)
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("child %s: %v\nstdout:\n%s\nstderr:\n%s", scenario, err, out.String(), errb.String())
-		}
-		return out.String(), errb.String()
+		return childtest.Run(t, "TestLoggerChild", scenario, "CLUSTER_LOGGER_TEST_ADDR="+addr)
 	}
 	const line = "failed to dial"
 	if out, errOut := run("default"); strings.Contains(out+errOut, line) {

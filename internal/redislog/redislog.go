@@ -81,13 +81,29 @@ func tag(err error, r *route, addr string) error {
 
 type ctxKey struct{}
 
-// withRoute marks ctx with r (added to the routes it already carries).
+// withRoute marks ctx with r (added to the routes it already carries). The
+// value is the *route itself in the common case of one (a single
+// allocation per command), a []*route beyond.
 func withRoute(ctx context.Context, r *route) context.Context {
-	have, _ := ctx.Value(ctxKey{}).([]*route)
-	if slices.Contains(have, r) {
+	have := ctxRoutes(ctx)
+	switch {
+	case slices.Contains(have, r):
 		return ctx
+	case len(have) == 0:
+		return context.WithValue(ctx, ctxKey{}, r)
 	}
 	return context.WithValue(ctx, ctxKey{}, append(slices.Clip(have), r))
+}
+
+// ctxRoutes returns the routes ctx carries.
+func ctxRoutes(ctx context.Context) []*route {
+	switch v := ctx.Value(ctxKey{}).(type) {
+	case *route:
+		return []*route{v}
+	case []*route:
+		return v
+	}
+	return nil
 }
 
 // Router is the go-redis logger Install sets.
@@ -126,7 +142,7 @@ func (r *Router) Printf(ctx context.Context, format string, v ...any) {
 // failed dial among its arguments.
 func routesOf(ctx context.Context, v []any) (routes []*route, addr string) {
 	if ctx != nil {
-		routes, _ = ctx.Value(ctxKey{}).([]*route)
+		routes = ctxRoutes(ctx)
 	}
 	for _, a := range v {
 		err, ok := a.(error)

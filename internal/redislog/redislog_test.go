@@ -8,23 +8,24 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/internal/childtest"
+	"github.com/quorumlock/quorumlock/internal/freeport"
 )
 
 // deadAddr is a loopback address nothing listens on (connection refused).
 func deadAddr(t testing.TB) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := freeport.Loopback()
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	return addr
+	return "127.0.0.1:" + strconv.Itoa(port)
 }
 
 func client(addr string, hooks ...redis.Hook) *redis.Client {
@@ -35,13 +36,10 @@ func client(addr string, hooks ...redis.Hook) *redis.Client {
 	return rc
 }
 
-// childEnv names the scenario a re-executed test binary runs.
-const childEnv = "REDISLOG_TEST_CHILD"
-
 // TestChild is the child process's side: it runs one scenario, printing
 // whatever the library prints, to the process's real stderr and stdout.
 func TestChild(t *testing.T) {
-	scenario := os.Getenv(childEnv)
+	scenario := childtest.Scenario()
 	if scenario == "" {
 		t.Skip("only run as a child of TestRouting")
 	}
@@ -76,18 +74,10 @@ func TestChild(t *testing.T) {
 	}
 }
 
-// run re-executes the test binary for one scenario and returns its stdout
-// and stderr.
+// run runs one scenario of TestChild in a child process.
 func run(t *testing.T, scenario, addr string) (stdout, stderr string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), childEnv+"="+scenario, "REDISLOG_TEST_ADDR="+addr)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("child %s: %v\nstdout:\n%s\nstderr:\n%s", scenario, err, out.String(), errb.String())
-	}
-	return out.String(), errb.String()
+	return childtest.Run(t, "TestChild", scenario, "REDISLOG_TEST_ADDR="+addr)
 }
 
 // goRedisLine is what go-redis prints for a failed dial.
@@ -162,15 +152,13 @@ type ctxProbe struct{ cmd, pipe bool }
 func (p *ctxProbe) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (p *ctxProbe) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		rs, _ := ctx.Value(ctxKey{}).([]*route)
-		p.cmd = len(rs) == 1
+		p.cmd = len(ctxRoutes(ctx)) == 1
 		return next(ctx, cmd)
 	}
 }
 func (p *ctxProbe) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		rs, _ := ctx.Value(ctxKey{}).([]*route)
-		p.pipe = len(rs) == 1
+		p.pipe = len(ctxRoutes(ctx)) == 1
 		return next(ctx, cmds)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/quorumlock/quorumlock/redlock"
 )
 
 func TestDemoPasses(t *testing.T) {
@@ -37,5 +39,44 @@ func TestDemoRejectsBadConfig(t *testing.T) {
 		if _, err := Run(context.Background(), &bytes.Buffer{}, cfg); err == nil {
 			t.Errorf("Run(%+v) succeeded", cfg)
 		}
+	}
+}
+
+// A key that a timed-out release left behind (here set by hand), with the
+// masters' clocks standing still (the ticker stopped, as a starved goroutine
+// would be): the last check still holds, because it drives the clocks past
+// the TTL itself, and the demo says why the key was there.
+func TestCleanupHoldsWithAKeyLeftBehind(t *testing.T) {
+	ms, err := startMasters(5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ms.close()
+	close(ms.stop)
+	ms.ticker.Wait()
+	var out bytes.Buffer
+	d := &demo{cfg: Config{TTL: 2 * time.Second, Masters: 5}, out: &out, ms: ms}
+	if err := d.cfg.defaults(); err != nil {
+		t.Fatal(err)
+	}
+	cs := ms.clients()
+	d.conns = cs
+	c, err := redlock.New(cs, redlock.WithoutQuarantine())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.clients = []*redlock.Client{c}
+	for _, s := range ms.servers {
+		if err := s.Set(redlock.FencePrefix+lockKey, "7"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ms.servers[2].Set(lockKey, "left-by-a-timed-out-release"); err != nil {
+		t.Fatal(err)
+	}
+	ms.servers[2].SetTTL(lockKey, d.cfg.TTL)
+	d.cleanup(context.Background())
+	if len(d.failures) > 0 || !strings.Contains(out.String(), "1 master(s) still hold") || !strings.Contains(out.String(), "on 0 masters once its TTL has passed") {
+		t.Fatalf("cleanup with a key left behind: failures %v\n%s", d.failures, out.String())
 	}
 }
