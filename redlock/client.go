@@ -14,6 +14,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/background"
 	"github.com/quorumlock/quorumlock/internal/quorum"
+	"github.com/quorumlock/quorumlock/internal/redislog"
 )
 
 // MaxMasters is the largest number of masters a Client accepts.
@@ -47,7 +48,12 @@ type Client struct {
 
 // New returns a Client over the caller's go-redis clients, one per
 // independent master (1 to MaxMasters). The clients stay the caller's: Close
-// does not close them. Whatever timeouts they were built with, an operation
+// does not close them. go-redis has one logger per process, which prints a
+// line on stderr for every failed dial: New routes those of these clients
+// to WithLogger's logger (dropped by default) with a hook added once per
+// client, and installs a go-redis logger that prints every other client's
+// lines as before, once per process (cluster.KeepRedisLogger, called before,
+// keeps go-redis's logger as it is). Whatever timeouts they were built with, an operation
 // waits for a master at most the per-master timeout (see WithMasterTimeout).
 //
 // An even number of masters works but buys nothing: 4 masters need 3 votes
@@ -102,6 +108,9 @@ func New(masters []redis.UniversalClient, opts ...Option) (*Client, error) {
 		bg:       background.New(),
 	}
 	c.bgCtx, c.stop = context.WithCancel(context.Background())
+	for _, m := range masters {
+		redislog.Route(m, cfg.logger) // go-redis's lines about these clients: to WithLogger, never stderr
+	}
 	for i, m := range masters {
 		ms := newMaster(i, m, cfg.maxInFlight)
 		ms.detect = func() { c.spawn(func() { c.detectDELEX(ms) }) }

@@ -8,9 +8,11 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"weak"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -187,3 +189,54 @@ func Install() (installed bool) {
 // it is (its default, or whatever the program sets with redis.SetLogger).
 // Called after an Install, it changes nothing already installed.
 func Keep() { kept.Store(true) }
+
+// dialHook routes only a client's failed dials (the lines go-redis prints
+// for every operation against a dead master): no per-command cost.
+type dialHook struct{ r *route }
+
+func (h *dialHook) DialHook(next redis.DialHook) redis.DialHook {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := next(ctx, network, addr)
+		if err != nil {
+			err = tag(err, h.r, addr)
+		}
+		return conn, err
+	}
+}
+
+func (h *dialHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (h *dialHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// routed holds, per go-redis client Route was given, its weak pointer, so
+// that a client is hooked once however many redlock Clients are built on it
+// (hooks cannot be removed: one per New would pile up).
+var routed sync.Map // weak.Pointer of the client → struct{}
+
+// Route installs the Router (Install) and has c's failed dials routed to l
+// (nil: dropped), once per client: a second Route of the same client, with
+// another logger, changes nothing. Clients of other types than
+// *redis.Client, *redis.ClusterClient and *redis.Ring are left alone.
+func Route(c redis.UniversalClient, l *slog.Logger) {
+	Install()
+	switch v := c.(type) {
+	case *redis.Client:
+		routeOnce(v, c, l)
+	case *redis.ClusterClient:
+		routeOnce(v, c, l)
+	case *redis.Ring:
+		routeOnce(v, c, l)
+	}
+}
+
+// routeOnce hooks c (whose pointer is p) unless it was, and forgets it once p
+// is collected.
+func routeOnce[T any](p *T, c redis.UniversalClient, l *slog.Logger) {
+	w := weak.Make(p)
+	if _, loaded := routed.LoadOrStore(w, struct{}{}); loaded {
+		return
+	}
+	runtime.AddCleanup(p, func(w weak.Pointer[T]) { routed.Delete(w) }, w)
+	c.AddHook(&dialHook{r: &route{logger: l}})
+}
