@@ -374,8 +374,7 @@ func (d *demo) short(err error) string {
 	}
 	var e *redlock.Error
 	if errors.As(err, &e) {
-		// The demo's clients run without quarantine: every yes counts.
-		t := quorum.Tally{Granted: e.Granted, Counted: e.Granted, Needed: e.Quorum, Answered: e.Answered, Masters: d.cfg.Masters}
+		t := quorum.Tally{Granted: e.Granted, Counted: e.Counted, Needed: e.Quorum, Answered: e.Answered, Masters: d.cfg.Masters}
 		return fmt.Sprintf("%v (%s)", e.Kind, t)
 	}
 	return err.Error()

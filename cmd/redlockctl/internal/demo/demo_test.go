@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/keys"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -67,7 +68,7 @@ func TestCleanupHoldsWithAKeyLeftBehind(t *testing.T) {
 	}
 	d.clients = []*redlock.Client{c}
 	for _, s := range ms.servers {
-		if err := s.Set(redlock.FencePrefix+lockKey, "7"); err != nil {
+		if err := s.Set(keys.Bucket(keys.BucketOf(lockKey, redlock.DefaultFenceBuckets)), "7"); err != nil {
 			t.Fatal(err)
 		}
 	}

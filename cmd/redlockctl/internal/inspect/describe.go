@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/quorumlock/quorumlock/internal/quorum"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -94,7 +95,8 @@ func Summary(err error) string {
 	if !errors.As(err, &e) || err.Error() != e.Error() {
 		return err.Error() // not a bare redlock error: keep its context
 	}
-	s := fmt.Sprintf("%s %q: %v (%d of %d needed)", e.Op, e.Key, e.Kind, e.Granted, e.Quorum)
+	s := fmt.Sprintf("%s %q: %v (%s)", e.Op, e.Key, e.Kind,
+		quorum.Tally{Granted: e.Granted, Counted: e.Counted, Needed: e.Quorum, Answered: e.Answered, Masters: e.Of})
 	if e.Cause != nil {
 		s += ": " + e.Cause.Error()
 	}
