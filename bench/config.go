@@ -17,8 +17,12 @@ func invalid(format string, args ...any) error {
 
 // Library names, as they appear in rows and in Config.Libraries.
 const (
-	Quorumlock          = "quorumlock"           // redlock.New, defaults (fencing on, quarantine on)
-	QuorumlockNoFencing = "quorumlock-nofencing" // the same with WithFencing(false)
+	Quorumlock          = "quorumlock"           // redlock.New, defaults (fencing on, restart detection on), TryLock
+	QuorumlockLock      = "quorumlock-lock"      // the same, Lock in every scenario (the call users make)
+	QuorumlockNoFencing = "quorumlock-nofencing" // defaults with WithFencing(false)
+	QuorumlockTolerant  = "quorumlock-f1"        // WithDataLossTolerance(1): quorum 4 of 5, no restart detection
+	QuorumlockB16       = "quorumlock-b16"       // defaults with WithFenceBuckets(16): keys share few counters
+	QuorumlockB65536    = "quorumlock-b65536"    // defaults with WithFenceBuckets(65536): about a counter per key here
 	Redsync             = "redsync"              // redsync/v4, goredis v9 pools, its defaults
 	RedsyncFailFast     = "redsync-failfast"     // the same with WithFailFast(true)
 	Redislock           = "redislock"            // bsm/redislock on the first master only
@@ -26,7 +30,7 @@ const (
 )
 
 // Libraries lists every library in report order.
-var Libraries = []string{Quorumlock, QuorumlockNoFencing, Redsync, RedsyncFailFast, Redislock, Raw}
+var Libraries = []string{Quorumlock, QuorumlockLock, QuorumlockNoFencing, QuorumlockTolerant, QuorumlockB16, QuorumlockB65536, Redsync, RedsyncFailFast, Redislock, Raw}
 
 // Scenario is one load shape.
 type Scenario struct {

@@ -31,16 +31,25 @@ type held interface {
 // newLocker builds library name over the masters' go-redis clients.
 func newLocker(name string, rdbs []*redis.Client, ttl time.Duration) (locker, error) {
 	switch name {
-	case Quorumlock, QuorumlockNoFencing:
+	case Quorumlock, QuorumlockLock, QuorumlockNoFencing, QuorumlockTolerant, QuorumlockB16, QuorumlockB65536:
 		uc := make([]redis.UniversalClient, len(rdbs))
 		for i, r := range rdbs {
 			uc[i] = r
 		}
-		c, err := redlock.New(uc, redlock.WithFencing(name == Quorumlock))
+		opts := []redlock.Option{redlock.WithFencing(name != QuorumlockNoFencing)}
+		switch name {
+		case QuorumlockB16:
+			opts = append(opts, redlock.WithFenceBuckets(16))
+		case QuorumlockB65536:
+			opts = append(opts, redlock.WithFenceBuckets(65536))
+		case QuorumlockTolerant:
+			opts = append(opts, redlock.WithDataLossTolerance(1))
+		}
+		c, err := redlock.New(uc, opts...)
 		if err != nil {
 			return nil, fmt.Errorf("redlock.New: %w", err)
 		}
-		return &qlLocker{c: c, ttl: ttl}, nil
+		return &qlLocker{c: c, ttl: ttl, alwaysLock: name == QuorumlockLock}, nil
 	case Redsync, RedsyncFailFast:
 		pools := make([]rsredis.Pool, len(rdbs))
 		for i, r := range rdbs {
@@ -56,8 +65,9 @@ func newLocker(name string, rdbs []*redis.Client, ttl time.Duration) (locker, er
 }
 
 type qlLocker struct {
-	c   *redlock.Client
-	ttl time.Duration
+	c          *redlock.Client
+	ttl        time.Duration
+	alwaysLock bool // Lock even for one attempt: what users call
 }
 
 func (q *qlLocker) lock(ctx context.Context, key string, wait bool) (held, error) {
@@ -65,7 +75,7 @@ func (q *qlLocker) lock(ctx context.Context, key string, wait bool) (held, error
 		l   *redlock.Lease
 		err error
 	)
-	if wait {
+	if wait || q.alwaysLock {
 		l, err = q.c.Lock(ctx, key, q.ttl)
 	} else {
 		l, err = q.c.TryLock(ctx, key, q.ttl)

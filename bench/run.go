@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/cluster/clustertest"
+	"github.com/quorumlock/quorumlock/internal/keys"
 )
 
 const (
@@ -43,15 +43,6 @@ func Run(ctx context.Context, servers []*clustertest.Server, cfg Config, emit fu
 	for _, sc := range scs {
 		if sc.Stalled >= (len(servers)+1)/2 {
 			return nil, invalid("scenario %s stalls %d of %d masters: no majority left", sc.Name, sc.Stalled, len(servers))
-		}
-	}
-	if slices.Contains(cfg.Libraries, Quorumlock) || slices.Contains(cfg.Libraries, QuorumlockNoFencing) {
-		// quorumlock's restart quarantine (on by default) counts a master
-		// younger than the TTL only in a round that every master granted: a
-		// release still in flight to one master, or a stalled master, would
-		// fail the attempt. Measure the steady state: let the masters age.
-		if err := waitUptime(ctx, servers, cfg.TTL, cfg.Progress); err != nil {
-			return nil, err
 		}
 	}
 	runID := strconv.FormatInt(time.Now().UnixNano(), 36)
@@ -97,58 +88,6 @@ func progressLine(r Row) string {
 	return s
 }
 
-// waitUptime waits until every server has been up longer than d.
-func waitUptime(ctx context.Context, servers []*clustertest.Server, d time.Duration, progress func(string)) error {
-	deadline := time.Now().Add(d + 5*time.Second)
-	told := false
-	for {
-		young := false
-		for _, s := range servers {
-			up, err := uptime(ctx, s.Addr)
-			if err != nil {
-				return err
-			}
-			if up <= d {
-				young = true
-			}
-		}
-		if !young {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("bench: masters still younger than the TTL %v after waiting", d)
-		}
-		if !told && progress != nil {
-			progress(fmt.Sprintf("waiting for the masters to be up longer than the TTL (%v): quarantine", d))
-			told = true
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
-}
-
-func uptime(ctx context.Context, addr string) (time.Duration, error) {
-	c := redis.NewClient(&redis.Options{Addr: addr})
-	defer c.Close()
-	info, err := c.Info(ctx, "server").Result()
-	if err != nil {
-		return 0, fmt.Errorf("INFO server on %s: %w", addr, err)
-	}
-	for line := range strings.SplitSeq(info, "\r\n") {
-		if v, ok := strings.CutPrefix(line, "uptime_in_seconds:"); ok {
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				return 0, fmt.Errorf("INFO server on %s: uptime %q: %w", addr, v, err)
-			}
-			return time.Duration(n) * time.Second, nil
-		}
-	}
-	return 0, fmt.Errorf("INFO server on %s: no uptime_in_seconds", addr)
-}
-
 // sample is one finished operation of one worker.
 type sample struct {
 	end     time.Time     // when it counted: release done (uncontended), lock held (hot key)
@@ -165,6 +104,13 @@ func runOne(ctx context.Context, servers []*clustertest.Server, lib string, sc S
 	pids := make([]int, len(servers))
 	for i, s := range servers {
 		pids[i] = s.PID()
+	}
+	// Every client of the same masters must use the same fence-bucket count,
+	// which the masters record: forget it between libraries that differ
+	// (the bench's keys are fresh each run, so no key's tokens can go back).
+	if err := forgetFenceBuckets(ctx, servers); err != nil {
+		fail(err)
+		return
 	}
 	// One locker per simulated process, each over its own go-redis clients.
 	lks := make([]locker, max(sc.Clients, 1))
@@ -278,6 +224,19 @@ func runOne(ctx context.Context, servers []*clustertest.Server, lib string, sc S
 		return
 	}
 	summarize(r, sc, len(lks), perWorker, start, end, started.Load(), overlaps.Load(), after.client-before.client, after.servers-before.servers)
+}
+
+// forgetFenceBuckets deletes the fence-bucket count the masters recorded.
+func forgetFenceBuckets(ctx context.Context, servers []*clustertest.Server) error {
+	for _, s := range servers {
+		c := redis.NewClient(&redis.Options{Addr: s.Addr})
+		err := c.Del(ctx, keys.FenceBuckets).Err()
+		_ = c.Close()
+		if err != nil {
+			return fmt.Errorf("forget the fence-bucket count on %s: %w", s.Addr, err)
+		}
+	}
+	return nil
 }
 
 // warmUp opens the connections and loads the scripts: warmupOps lock+unlock

@@ -115,9 +115,18 @@ func (c *Cluster) Check(ctx context.Context) []MasterStatus {
 	}
 	wg.Wait()
 	markSame(out)
-	judge(out, infos, c.longestTTL)
+	if c.tolerance == 0 { // with a data-loss tolerance nothing is detected: every reachable master counts
+		judge(out, infos, c.longestTTL)
+	}
 	return out
 }
+
+// Quorum is how many masters a lock needs: ⌊(M+f)/2⌋ + 1, with f the
+// data-loss tolerance (WithDataLossTolerance; 0 by default: a majority).
+func (c *Cluster) Quorum() int { return quorum.Size(len(c.clients), c.tolerance) }
+
+// Tolerance is the data-loss tolerance f given to Dial (0 by default).
+func (c *Cluster) Tolerance() int { return c.tolerance }
 
 // judge sets the quarantine fields as a client meeting the masters for the
 // first time, with longest the longest TTL in use, would find them: certified

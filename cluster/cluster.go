@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/quorumlock/quorumlock/internal/probe"
+	"github.com/quorumlock/quorumlock/internal/quorum"
 	"github.com/quorumlock/quorumlock/internal/redislog"
 	"github.com/quorumlock/quorumlock/redlock"
 )
@@ -32,6 +33,7 @@ type Cluster struct {
 	urls       []string // with passwords removed, for display
 	clients    []*redis.Client
 	longestTTL time.Duration
+	tolerance  int // WithDataLossTolerance's f
 }
 
 // Option configures Dial and FromEnv.
@@ -41,6 +43,7 @@ type config struct {
 	dialTimeout, ioTimeout time.Duration
 	poolSize               int
 	longestTTL             time.Duration
+	tolerance              int
 	ping                   bool
 
 	tls                       *tls.Config // WithTLS, cloned
@@ -90,6 +93,21 @@ func WithLongestTTL(d time.Duration) Option {
 	}
 }
 
+// WithDataLossTolerance tells Check that the masters' clients use
+// redlock.WithDataLossTolerance(f): the quorum is ⌊(M+f)/2⌋ + 1 and no
+// restart detection runs, so every reachable master counts. Default 0 (a
+// majority, with restart detection). Dial refuses a negative f or one the
+// masters cannot give (ErrInvalidArgument).
+func WithDataLossTolerance(f int) Option {
+	return func(c *config) error {
+		if f < 0 {
+			return fmt.Errorf("%w: data-loss tolerance %d is negative", ErrInvalidArgument, f)
+		}
+		c.tolerance = f
+		return nil
+	}
+}
+
 // WithPing makes Dial fail unless every master answers PING (default: Dial
 // does no I/O, since a lock needs only a majority).
 func WithPing() Option {
@@ -126,8 +144,11 @@ func Dial(ctx context.Context, urls []string, opts ...Option) (*Cluster, error) 
 	if len(urls) == 0 {
 		return nil, fmt.Errorf("%w: no master URLs", ErrInvalidArgument)
 	}
+	if err := quorum.Check(len(urls), cfg.tolerance); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidArgument, err)
+	}
 	redislog.Install() // once per process; see KeepRedisLogger
-	c := &Cluster{longestTTL: cfg.longestTTL}
+	c := &Cluster{longestTTL: cfg.longestTTL, tolerance: cfg.tolerance}
 	seen := make(map[string]bool)
 	for i, raw := range urls {
 		m, err := cfg.parseMaster(i, raw)

@@ -127,7 +127,7 @@ func (a *attempt) round1(send []int) error {
 	a.value = newValue()
 	b := keys.BucketOf(a.key, c.cfg.buckets)
 	if c.cfg.fencing {
-		a.proposal = c.tokens.proposal(b)
+		a.proposal = c.tokens.proposal()
 	}
 	a.votes = make([]bool, len(c.masters))
 	for _, i := range send {
@@ -165,7 +165,7 @@ func (a *attempt) round1(send []int) error {
 		}
 		return yes, nil
 	})
-	c.tokens.note(b, a.highest)
+	c.tokens.note(a.highest)
 	a.cause = cause
 	if cause == nil {
 		a.errs.add(a.r.silence()...)
@@ -190,7 +190,7 @@ func (a *attempt) fence() (fencing.Token, error) {
 	case !c.cfg.fencing:
 		return 0, nil
 	case a.proposal > 0 && fastPath(a.r.out, a.votes, a.raised, c.quorum):
-		c.tokens.note(keys.BucketOf(a.key, c.cfg.buckets), a.proposal)
+		c.tokens.note(a.proposal)
 		return a.proposal, nil // already on a majority: no write-back round
 	}
 	next := a.highest
@@ -205,7 +205,7 @@ func (a *attempt) fence() (fencing.Token, error) {
 		a.cause = wb.cause
 		return 0, a.failed(wb.kind)
 	}
-	c.tokens.note(keys.BucketOf(a.key, c.cfg.buckets), wb.token)
+	c.tokens.note(wb.token)
 	return wb.token, nil
 }
 

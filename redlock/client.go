@@ -34,8 +34,8 @@ type Client struct {
 	// is another's duplicate (the only restart-pass work then).
 	identified atomic.Bool
 
-	cleaners []*cleaner  // one per master
-	tokens   *tokenCache // by fence bucket
+	cleaners []*cleaner // one per master
+	tokens   *tokenCache
 	released *releasedValues
 	queues   *fifoQueues
 	holders  *localHolders

@@ -21,4 +21,3 @@ func TestRouteHooksAClientOnce(t *testing.T) {
 		t.Fatalf("%d clients routed after three Routes of one client, want 1", n)
 	}
 }
-

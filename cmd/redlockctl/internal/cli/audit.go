@@ -60,7 +60,7 @@ Exit 1 when an error finding remains.`,
 				return err
 			}
 			defer c.Close()
-			rep, err := inspect.Audit(cmd.Context(), c.Clients(), c.URLs(), inspect.AuditOptions{Match: match})
+			rep, err := inspect.Audit(cmd.Context(), c.Clients(), c.URLs(), inspect.AuditOptions{Match: match, Quorum: c.Quorum()})
 			if err != nil {
 				return err
 			}

@@ -68,7 +68,7 @@ finding is an error.`,
 			}
 			defer c.Close()
 			st := c.Check(ctx)
-			out := doctorJSON{Masters: make([]doctorMaster, len(st)), outlook: lockOutlook(st)}
+			out := doctorJSON{Masters: make([]doctorMaster, len(st)), outlook: lockOutlook(st, a.g.tolerance)}
 			var wg sync.WaitGroup
 			for i, rc := range c.Clients() {
 				wg.Go(func() { out.Masters[i] = diagnose(ctx, rc, st[i], longest) })

@@ -32,6 +32,7 @@ type globals struct {
 	tlsCA        string
 	tlsCert      string
 	tlsKey       string
+	tolerance    int
 }
 
 func (g *globals) register(root *cobra.Command) {
@@ -43,6 +44,7 @@ func (g *globals) register(root *cobra.Command) {
 	f.StringVar(&g.tlsCA, "tls-ca", "", "PEM file of the CA certificates rediss:// masters are checked against (default: the system's)")
 	f.StringVar(&g.tlsCert, "tls-cert", "", "PEM file of the client certificate for rediss:// masters that require one (with --tls-key)")
 	f.StringVar(&g.tlsKey, "tls-key", "", "PEM file of the client certificate's private key (with --tls-cert)")
+	f.IntVar(&g.tolerance, "data-loss-tolerance", 0, "the f of redlock.WithDataLossTolerance the masters' clients use: a quorum of (M+f)/2+1 and no restart detection (0: a majority, with restart detection)")
 }
 
 // pathFlags are the string flags whose empty value means "not given", and
@@ -73,6 +75,9 @@ func (g *globals) validate(set func(name string) bool) error {
 	}
 	if (g.tlsCert == "") != (g.tlsKey == "") {
 		return errors.New("--tls-cert and --tls-key go together")
+	}
+	if g.tolerance < 0 {
+		return fmt.Errorf("--data-loss-tolerance %d: must be 0 or more", g.tolerance)
 	}
 	return nil
 }
@@ -152,7 +157,7 @@ func (a *app) connect(ctx context.Context, opts ...cluster.Option) (*cluster.Clu
 	if err != nil {
 		return nil, err
 	}
-	base := append([]cluster.Option{cluster.WithTimeouts(a.g.timeout, a.g.timeout)}, a.g.tlsOptions()...)
+	base := append([]cluster.Option{cluster.WithTimeouts(a.g.timeout, a.g.timeout), cluster.WithDataLossTolerance(a.g.tolerance)}, a.g.tlsOptions()...)
 	c, err := cluster.Dial(ctx, urls, append(base, opts...)...)
 	if err != nil {
 		if errors.Is(err, cluster.ErrInvalidArgument) {

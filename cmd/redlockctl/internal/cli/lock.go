@@ -69,7 +69,7 @@ func (a *app) locker(ctx context.Context) (*cluster.Cluster, *redlock.Client, er
 	if err != nil {
 		return nil, nil, err
 	}
-	locks, err := redlock.New(c.Clients())
+	locks, err := redlock.New(c.Clients(), redlock.WithDataLossTolerance(a.g.tolerance))
 	if err != nil {
 		_ = c.Close()
 		return nil, nil, err

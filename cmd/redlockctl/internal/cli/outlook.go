@@ -28,15 +28,18 @@ type outlook struct {
 }
 
 // lockOutlook judges the masters as a lock would, now. The rule, redlock's
-// (decide in redlock/outcome.go, electorate in redlock/quarantine.go): a
+// (decide in redlock/outcome.go, rule V in internal/probe): a
 // round succeeds when Needed counting masters grant, or when every master
 // grants, which needs every master to answer as a master (a quarantined
 // master's yes counts in such a round); a list that names one server twice
 // (or two of one replication history) is refused, and each server counts
 // once. This is the one place status and doctor decide it: when the library's
 // rule changes, change it here (and the texts pinned in status_outlook_test.go).
-func lockOutlook(st []cluster.MasterStatus) outlook {
-	o := outlook{Masters: len(st), Needed: quorum.Size(len(st), 0), Answer: true}
+//
+// f is the data-loss tolerance (--data-loss-tolerance): the quorum is
+// ⌊(M+f)/2⌋ + 1.
+func lockOutlook(st []cluster.MasterStatus, f int) outlook {
+	o := outlook{Masters: len(st), Needed: quorum.Size(len(st), f), Answer: true}
 	seen := map[string]bool{}
 	for _, s := range st {
 		o.Answer = o.Answer && s.Reachable && s.Role != "slave"

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/quorumlock/quorumlock/cluster"
+	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/redlock/semaphore"
 )
 
@@ -48,6 +49,7 @@ func (a *app) openSemaphore(cmd *cobra.Command, name string, limit int, opts ...
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	opts = append([]semaphore.Option{semaphore.WithLockOptions(redlock.WithDataLossTolerance(a.g.tolerance))}, opts...)
 	s, err := semaphore.New(c.Clients(), name, limit, opts...)
 	if err != nil {
 		_ = c.Close()

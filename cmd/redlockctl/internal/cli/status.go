@@ -45,7 +45,7 @@ majority answered: exit 4).`,
 			if len(keys) > 0 {
 				reps := make([]inspect.KeyReport, len(keys))
 				for i, k := range keys {
-					reps[i] = inspect.Key(ctx, c.Clients(), c.URLs(), k)
+					reps[i] = inspect.Key(ctx, c.Clients(), c.URLs(), k, c.Quorum())
 				}
 				return a.printKeys(cmd.OutOrStdout(), reps)
 			}
@@ -106,7 +106,7 @@ func toMastersJSON(st []cluster.MasterStatus, o outlook) mastersJSON {
 }
 
 func (a *app) printMasters(w io.Writer, st []cluster.MasterStatus) error {
-	o := lockOutlook(st)
+	o := lockOutlook(st, a.g.tolerance)
 	if a.g.json() {
 		if err := writeJSON(w, toMastersJSON(st, o)); err != nil {
 			return err

@@ -79,6 +79,9 @@ type AuditOptions struct {
 	Match string
 	// Batch is the SCAN COUNT hint and the GET/PTTL pipeline depth (default 1000).
 	Batch int
+	// Quorum is how many masters a lock needs (default 0: a majority;
+	// cluster.Cluster.Quorum gives it with a data-loss tolerance).
+	Quorum int
 }
 
 var hexValue = regexp.MustCompile(`^[0-9a-f]{32}$`)
@@ -144,7 +147,10 @@ func Audit(ctx context.Context, clients []redis.UniversalClient, urls []string, 
 			hasCounter[k] = max(hasCounter[k], c)
 		}
 	}
-	quorum := len(clients)/2 + 1
+	quorum := opt.Quorum
+	if quorum <= 0 {
+		quorum = len(clients)/2 + 1
+	}
 	isLock := func(k string, e entry) bool {
 		_, fenced := hasCounter[k]
 		return explicit || fenced || hexValue.MatchString(e.value) || strings.Contains(strings.ToLower(k), "lock")

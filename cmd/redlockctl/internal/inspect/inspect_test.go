@@ -43,7 +43,7 @@ func TestJudge(t *testing.T) {
 		{"split", []KeyMaster{m("a", true), m("b", true), m("", true)}, VerdictSplit, 2},
 		{"minority answered", []KeyMaster{m("", true), m("", false), m("", false)}, VerdictUnknown, 0},
 	} {
-		r := judge("k", tc.masters)
+		r := judge("k", tc.masters, 0)
 		if r.Verdict != tc.verdict || len(r.Strays) != tc.strays {
 			t.Errorf("%s: verdict %s with %d strays, want %s with %d", tc.name, r.Verdict, len(r.Strays), tc.verdict, tc.strays)
 		}

@@ -68,8 +68,9 @@ type Stray struct {
 }
 
 // Key reads key, its PTTL and its fencing counter on every master in
-// parallel, each bounded by ctx.
-func Key(ctx context.Context, clients []redis.UniversalClient, urls []string, key string) KeyReport {
+// parallel, each bounded by ctx; q is how many masters a lock needs (0: a
+// majority).
+func Key(ctx context.Context, clients []redis.UniversalClient, urls []string, key string, q int) KeyReport {
 	out := make([]KeyMaster, len(clients))
 	var wg sync.WaitGroup
 	for i, rc := range clients {
@@ -103,7 +104,7 @@ func Key(ctx context.Context, clients []redis.UniversalClient, urls []string, ke
 		})
 	}
 	wg.Wait()
-	return judge(key, out)
+	return judge(key, out, q)
 }
 
 // pttlMillis turns go-redis's PTTL result back into Redis's convention.
@@ -115,8 +116,11 @@ func pttlMillis(d time.Duration) int64 {
 }
 
 // judge gives a key its verdict from the masters' views.
-func judge(key string, ms []KeyMaster) KeyReport {
-	r := KeyReport{Key: key, Quorum: len(ms)/2 + 1, Masters: ms}
+func judge(key string, ms []KeyMaster, q int) KeyReport {
+	if q <= 0 {
+		q = len(ms)/2 + 1
+	}
+	r := KeyReport{Key: key, Quorum: q, Masters: ms}
 	count := map[string]int{}
 	for _, m := range ms {
 		if m.Reachable {
