@@ -41,7 +41,7 @@ when too few masters answered (the old validity stands).`,
 // extend renews the lease of h on c's masters for ttl and prints the new
 // handle (extend, and sem refresh).
 func (a *app) extend(cmd *cobra.Command, c *cluster.Cluster, h Handle, ttl time.Duration, verb string) error {
-	nh, o, err := extendHandle(cmd.Context(), c.Clients(), a.g.timeout, h, ttl)
+	nh, o, err := extendHandle(cmd.Context(), c, a.g.timeout, h, ttl)
 	a.printRound(cmd, c.URLs(), o)
 	if err != nil {
 		return err

@@ -7,11 +7,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/quorumlock/quorumlock/cmd/redlockctl/internal/inspect"
-	"github.com/quorumlock/quorumlock/internal/keys"
-
 	"github.com/redis/go-redis/v9"
 
+	"github.com/quorumlock/quorumlock/cluster"
+	"github.com/quorumlock/quorumlock/cmd/redlockctl/internal/inspect"
+	"github.com/quorumlock/quorumlock/internal/keys"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -57,7 +57,7 @@ type quorumOutcome struct {
 	results                       []masterResult
 }
 
-// err maps the outcome to redlock's error kinds: nil with a majority,
+// err maps the outcome to redlock's error kinds: nil with a quorum,
 // ErrLockLost when too many masters hold someone else's key (or none), else
 // ErrNoQuorum.
 func (o quorumOutcome) err(op, key string) error {
@@ -71,10 +71,11 @@ func (o quorumOutcome) err(op, key string) error {
 	return fmt.Errorf("%s %q: %w (%d of %d masters agreed, %d needed)", op, key, kind, o.ok, o.masters, o.quorum)
 }
 
-// ownerRound runs script on every master in parallel, each bounded by
-// perMaster, and counts the masters that answered 1.
-func ownerRound(ctx context.Context, clients []redis.UniversalClient, perMaster time.Duration, script *redis.Script, key string, args ...any) quorumOutcome {
-	o := quorumOutcome{quorum: len(clients)/2 + 1, masters: len(clients), results: make([]masterResult, len(clients))}
+// ownerRound runs script on every master of c in parallel, each bounded by
+// perMaster, and counts the masters that answered 1 against c's quorum.
+func ownerRound(ctx context.Context, c *cluster.Cluster, perMaster time.Duration, script *redis.Script, key string, args ...any) quorumOutcome {
+	clients := c.Clients()
+	o := quorumOutcome{quorum: c.Quorum(), masters: len(clients), results: make([]masterResult, len(clients))}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for i, rc := range clients {
@@ -103,12 +104,12 @@ func ownerRound(ctx context.Context, clients []redis.UniversalClient, perMaster 
 
 // extendHandle renews the lease of h for ttl where the masters still hold
 // its value; on success it returns the handle with its new validity.
-func extendHandle(ctx context.Context, clients []redis.UniversalClient, perMaster time.Duration, h Handle, ttl time.Duration) (Handle, quorumOutcome, error) {
+func extendHandle(ctx context.Context, c *cluster.Cluster, perMaster time.Duration, h Handle, ttl time.Duration) (Handle, quorumOutcome, error) {
 	start := time.Now()
 	if !start.Before(h.ValidUntil) {
 		return h, quorumOutcome{}, fmt.Errorf("extend %q: %w: its validity ended at %s", h.Key, redlock.ErrLockLost, h.ValidUntil.Format(time.RFC3339Nano))
 	}
-	o := ownerRound(ctx, clients, perMaster, extendScript, h.Key, h.Value, ttl.Milliseconds())
+	o := ownerRound(ctx, c, perMaster, extendScript, h.Key, h.Value, ttl.Milliseconds())
 	if err := o.err("extend", h.Key); err != nil {
 		return h, o, err
 	}
@@ -116,7 +117,7 @@ func extendHandle(ctx context.Context, clients []redis.UniversalClient, perMaste
 		// The old validity ran out while the round was under way: the lease
 		// ended, whatever the masters said (as redlock's Extend decides).
 		// Take the renewed keys back.
-		_, _ = releaseHandle(context.WithoutCancel(ctx), clients, perMaster, h)
+		_, _ = releaseHandle(context.WithoutCancel(ctx), c, perMaster, h)
 		return h, o, fmt.Errorf("extend %q: %w: its validity ended at %s while extending", h.Key, redlock.ErrLockLost, h.ValidUntil.Format(time.RFC3339Nano))
 	}
 	validUntil := start.Add(ttl - drift(ttl))
@@ -130,9 +131,9 @@ func extendHandle(ctx context.Context, clients []redis.UniversalClient, perMaste
 // releaseHandle deletes the lease's key wherever it still holds h's value,
 // and wakes waiters. A lease whose validity had ended is reported lost even
 // when its keys were still there to remove.
-func releaseHandle(ctx context.Context, clients []redis.UniversalClient, perMaster time.Duration, h Handle) (quorumOutcome, error) {
+func releaseHandle(ctx context.Context, c *cluster.Cluster, perMaster time.Duration, h Handle) (quorumOutcome, error) {
 	expired := !time.Now().Before(h.ValidUntil)
-	o := ownerRound(ctx, clients, perMaster, releaseScript, h.Key, h.Value, keys.ChannelPrefix)
+	o := ownerRound(ctx, c, perMaster, releaseScript, h.Key, h.Value, keys.ChannelPrefix)
 	if err := o.err("unlock", h.Key); err != nil {
 		return o, err
 	}
@@ -143,13 +144,14 @@ func releaseHandle(ctx context.Context, clients []redis.UniversalClient, perMast
 	return o, nil
 }
 
-var errNoMajorityValue = errors.New("no value is held by a majority of masters")
+var errNoQuorumValue = errors.New("no value is held by a quorum of masters")
 
 // leaseValue reads back the value of a semaphore slot the library just
-// took: the value a majority of masters hold for key is the slot holder's
-// (no two owners can hold a majority at once). Locks use Lease.State
+// took: the value a quorum of c's masters hold for key is the slot holder's
+// (no two owners can hold a quorum at once). Locks use Lease.State
 // instead; a semaphore Permit does not give out its identifier.
-func leaseValue(ctx context.Context, clients []redis.UniversalClient, key string) (string, error) {
+func leaseValue(ctx context.Context, c *cluster.Cluster, key string) (string, error) {
+	clients := c.Clients()
 	vals := make([]string, len(clients))
 	var wg sync.WaitGroup
 	for i, rc := range clients {
@@ -163,9 +165,9 @@ func leaseValue(ctx context.Context, clients []redis.UniversalClient, key string
 		}
 	}
 	for v, n := range count {
-		if n >= len(clients)/2+1 {
+		if n >= c.Quorum() {
 			return v, nil
 		}
 	}
-	return "", errNoMajorityValue
+	return "", errNoQuorumValue
 }

@@ -137,7 +137,7 @@ every place is held (exit 3); with --wait it waits for a release.`,
 			key := semaphore.SlotKey(args[0], p.Slot())
 			rctx, cancel := context.WithDeadline(cmd.Context(), p.ValidUntil())
 			defer cancel()
-			v, err := leaseValue(rctx, c.Clients(), key)
+			v, err := leaseValue(rctx, c, key)
 			if err != nil {
 				// Nobody could use the place without its handle: give it back.
 				relctx, cancel := context.WithTimeout(context.WithoutCancel(cmd.Context()), a.g.timeout)

@@ -33,7 +33,7 @@ ended, or too many masters no longer hold it); its keys are removed wherever the
 // unlock releases the lease of h on c's masters and reports it (unlock, and
 // sem release).
 func (a *app) unlock(cmd *cobra.Command, c *cluster.Cluster, h Handle) error {
-	o, err := releaseHandle(cmd.Context(), c.Clients(), a.g.timeout, h)
+	o, err := releaseHandle(cmd.Context(), c, a.g.timeout, h)
 	a.printRound(cmd, c.URLs(), o)
 	if a.g.json() {
 		if jerr := writeJSON(cmd.OutOrStdout(), unlockJSON{Key: h.Key, Owner: inspect.OwnerID(h.Value), Released: o.ok, Quorum: o.quorum, Masters: o.results}); jerr != nil {
