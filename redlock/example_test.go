@@ -233,8 +233,10 @@ func ExampleClient_LockAll() {
 		panic(err)
 	}
 	defer lease.Release(ctx)
+	// The keys are taken in order; each token is above every token this
+	// Client has seen, so a later key's token is the higher one.
 	fmt.Println(lease.Keys(), lease.Tokens())
-	// Output: [funds:alice market:item:42] map[funds:alice:1 market:item:42:1]
+	// Output: [funds:alice market:item:42] map[funds:alice:1 market:item:42:2]
 }
 
 // A lease taken in one process and released in another: the first writes
