@@ -13,12 +13,13 @@ import (
 
 	"github.com/quorumlock/quorumlock/cluster"
 	"github.com/quorumlock/quorumlock/internal/probe"
+	"github.com/quorumlock/quorumlock/internal/restart"
 )
 
 // doctorFinding is one check of one master.
 type doctorFinding struct {
 	Severity string `json:"severity"` // ok, info, warning, error
-	Check    string `json:"check"`    // reachable, same-server, version, delex, persistence, maxmemory-policy, clock, uptime, acl
+	Check    string `json:"check"`    // reachable, same-server, version, delex, persistence, maxmemory-policy, clock, uptime, counters, acl
 	Message  string `json:"message"`
 	Fix      string `json:"fix,omitempty"`
 }
@@ -162,6 +163,7 @@ func diagnose(ctx context.Context, rc redis.UniversalClient, s cluster.MasterSta
 		// restart that matters is a quarantine, above.
 		add("ok", "uptime", fmt.Sprintf("up %v (run_id %s)", s.Uptime, s.RunID), "")
 	}
+	counterSpace(ctx, rc, add)
 	user, err := rc.Do(ctx, "ACL", "WHOAMI").Text()
 	if err != nil {
 		add("info", "acl", "ACL WHOAMI refused: "+err.Error(), "")
@@ -229,4 +231,21 @@ func printDoctor(w io.Writer, out doctorJSON) error {
 	fmt.Fprintln(w, out.outlook)
 	_, err := fmt.Fprintf(w, "%d error(s), %d warning(s)\n", out.Errors, out.Warnings)
 	return err
+}
+
+// counterSpace reports the master's fencing counters: bounded by the bucket
+// count, with per-key counters of an earlier version left to fold.
+func counterSpace(ctx context.Context, rc redis.UniversalClient, add func(sev, check, msg, fix string)) {
+	cs, err := restart.ReadCounterSpace(ctx, rc)
+	switch {
+	case err != nil:
+		add("warning", "counters", "cannot count the fencing counters: "+err.Error(), "allow GET, EXISTS and SCAN on quorumlock:* to this user")
+	case cs.Legacy > 0:
+		add("info", "counters", fmt.Sprintf("%d per-key fencing counters of an earlier version left (each is read at every lock of its key and holds memory for ever)", cs.Legacy),
+			"redlockctl counters --fold --yes (safe while clients lock)")
+	case cs.Buckets == 0:
+		add("ok", "counters", "no fencing counters yet", "")
+	default:
+		add("ok", "counters", fmt.Sprintf("%d of %d fencing counter buckets present: at most %d counters, whatever the number of keys locked", cs.Present, cs.Buckets, cs.Buckets), "")
+	}
 }

@@ -138,7 +138,7 @@ func (a *app) newRoot() *cobra.Command {
 	a.g.register(root)
 	root.AddCommand(
 		a.newStatusCmd(), a.newLockCmd(), a.newExtendCmd(), a.newUnlockCmd(), a.newRunCmd(),
-		a.newAuditCmd(), a.newDoctorCmd(), a.newRepairCmd(), a.newSemCmd(), a.newDemoCmd(), a.newBenchCmd(), a.newVersionCmd(),
+		a.newAuditCmd(), a.newDoctorCmd(), a.newRepairCmd(), a.newCountersCmd(), a.newSemCmd(), a.newDemoCmd(), a.newBenchCmd(), a.newVersionCmd(),
 	)
 	return root
 }

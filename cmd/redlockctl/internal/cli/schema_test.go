@@ -42,7 +42,8 @@ func TestJSONSchemasAreStable(t *testing.T) {
 	c := clustertest.Start(t, 3, clustertest.AOFAlways)
 
 	st := decode(t, ctl(t, c, "status", "-o", "json"))
-	sameKeys(t, "status", st, "margin masters quorum verdict voting")
+	sameKeys(t, "status", st, "counters margin masters quorum verdict voting")
+	sameKeys(t, "status counters", st["counters"], "buckets legacy present_max")
 	sameKeys(t, "status master", st["masters"].([]any)[0],
 		"aof appendfsync clock_offset_ms delex fresh latency_ms master quarantined reachable uptime_s url version votes")
 
@@ -62,6 +63,10 @@ func TestJSONSchemasAreStable(t *testing.T) {
 	un := decode(t, ctl(t, c, "unlock", ex["handle"].(string), "-o", "json"))
 	sameKeys(t, "unlock", un, "key masters owner quorum released")
 	sameKeys(t, "unlock master", un["masters"].([]any)[0], "master result")
+
+	co := decode(t, ctl(t, c, "counters", "-o", "json"))
+	sameKeys(t, "counters", co, "buckets folded masters")
+	sameKeys(t, "counters master", co["masters"].([]any)[0], "buckets legacy master moved present reachable url")
 
 	if err := c.Clients(t)[0].Set(t.Context(), "lock:x", "v", 0).Err(); err != nil {
 		t.Fatal(err)

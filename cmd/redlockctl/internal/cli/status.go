@@ -49,7 +49,8 @@ majority answered: exit 4).`,
 				}
 				return a.printKeys(cmd.OutOrStdout(), reps)
 			}
-			return a.printMasters(cmd.OutOrStdout(), c.Check(ctx))
+			st := c.Check(ctx)
+			return a.printMasters(cmd.OutOrStdout(), st, summarizeCounters(readCounters(ctx, c.URLs(), c.Clients())))
 		},
 	}
 	cmd.Flags().DurationVar(&longest, "longest-ttl", 30*time.Second, "longest lock TTL in use (sizes the restart quarantine reported)")
@@ -84,10 +85,43 @@ type mastersJSON struct {
 	Quorum  int          `json:"quorum"`  // needed
 	Margin  int          `json:"margin"`  // voting masters that may still fail; negative: that many short
 	Verdict string       `json:"verdict"` // ok, all-grant, no-quorum or same-server (see lockOutlook)
+	// Counters is the fencing counter space over the reachable masters.
+	Counters countersSummary `json:"counters"`
 }
 
-func toMastersJSON(st []cluster.MasterStatus, o outlook) mastersJSON {
-	out := mastersJSON{Voting: o.Counting, Quorum: o.Needed, Margin: o.Margin(), Verdict: o.Verdict}
+// countersSummary is the counter space in `status`: the recorded bucket
+// count (0: none yet), the most bucket counters present on one master, and
+// the per-key counters of an earlier version left on all of them.
+type countersSummary struct {
+	Buckets    int `json:"buckets"`
+	PresentMax int `json:"present_max"`
+	Legacy     int `json:"legacy"`
+}
+
+func summarizeCounters(ms []counterMaster) countersSummary {
+	var s countersSummary
+	for _, m := range ms {
+		s.Buckets = max(s.Buckets, m.Buckets)
+		s.PresentMax = max(s.PresentMax, m.Present)
+		s.Legacy += m.Legacy
+	}
+	return s
+}
+
+// String is status's counter line.
+func (s countersSummary) String() string {
+	out := "fencing counters: no buckets recorded yet"
+	if s.Buckets > 0 {
+		out = fmt.Sprintf("fencing counters: %d buckets, at most %d present on a master", s.Buckets, s.PresentMax)
+	}
+	if s.Legacy > 0 {
+		out += fmt.Sprintf("; %d per-key counters of an earlier version left (redlockctl counters --fold)", s.Legacy)
+	}
+	return out
+}
+
+func toMastersJSON(st []cluster.MasterStatus, o outlook, cs countersSummary) mastersJSON {
+	out := mastersJSON{Voting: o.Counting, Quorum: o.Needed, Margin: o.Margin(), Verdict: o.Verdict, Counters: cs}
 	for _, s := range st {
 		m := masterJSON{Master: s.Master, URL: s.URL, Reachable: s.Reachable, SameAs: s.SameAs}
 		if !s.Reachable {
@@ -105,10 +139,10 @@ func toMastersJSON(st []cluster.MasterStatus, o outlook) mastersJSON {
 	return out
 }
 
-func (a *app) printMasters(w io.Writer, st []cluster.MasterStatus) error {
+func (a *app) printMasters(w io.Writer, st []cluster.MasterStatus, cs countersSummary) error {
 	o := lockOutlook(st, a.g.tolerance)
 	if a.g.json() {
-		if err := writeJSON(w, toMastersJSON(st, o)); err != nil {
+		if err := writeJSON(w, toMastersJSON(st, o, cs)); err != nil {
 			return err
 		}
 		return o.Err()
@@ -131,6 +165,7 @@ func (a *app) printMasters(w io.Writer, st []cluster.MasterStatus) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	fmt.Fprintln(w, cs)
 	fmt.Fprintln(w, o)
 	return o.Err()
 }
