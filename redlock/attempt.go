@@ -156,12 +156,12 @@ func (a *attempt) round1(send []int) error {
 				w = waitingUnknown
 			}
 			a.report.waiting = max(a.report.waiting, w)
-			return no, c.masters[i].errorf(ErrHeldByOther)
+			return no, c.masters[i].wrap(ErrHeldByOther)
 		}
 		a.votes[i] = a.votes[i] && counts
 		a.raised[i] = rep.val.raised
 		if !a.votes[i] && dup == nil {
-			return yes, c.masters[i].errorf(fmt.Errorf("granted, but it does not count by itself: %w", c.whyNotCounted(i)))
+			return yes, c.masters[i].wrap(fmt.Errorf("granted, but it does not count by itself: %w", c.whyNotCounted(i)))
 		}
 		return yes, nil
 	})
@@ -327,7 +327,7 @@ func fastPath(out []outcome, votes, raised []bool, q int) bool {
 
 // duplicateError says that masters i and j are the same server.
 func duplicateError(i, j int, masters []*master, runID string) error {
-	return masters[j].errorf(fmt.Errorf("%w: it is master %d (%s) again: run_id %.8s… answers at both addresses, and one server must not be counted twice",
+	return masters[j].wrap(fmt.Errorf("%w: it is master %d (%s) again: run_id %.8s… answers at both addresses, and one server must not be counted twice",
 		probe.ErrDuplicate, i, masters[i].addr, runID))
 }
 

@@ -17,9 +17,6 @@ import (
 	"github.com/quorumlock/quorumlock/internal/redislog"
 )
 
-// MaxMasters is the largest number of masters a Client accepts.
-const MaxMasters = 9
-
 // Client acquires locks on a majority of independent Redis masters. It is
 // safe for concurrent use. Close it when done: Close stops its background
 // work (subscriptions, cleanup retries, restart probes).
@@ -47,7 +44,7 @@ type Client struct {
 }
 
 // New returns a Client over the caller's go-redis clients, one per
-// independent master (1 to MaxMasters). The clients stay the caller's: Close
+// independent master (1 to 9). The clients stay the caller's: Close
 // does not close them. go-redis has one logger per process, which prints a
 // line on stderr for every failed dial: New routes those of these clients
 // to WithLogger's logger (dropped by default) with a hook added once per
@@ -67,8 +64,8 @@ func New(masters []redis.UniversalClient, opts ...Option) (*Client, error) {
 	switch {
 	case len(masters) == 0:
 		return nil, invalid("no masters")
-	case len(masters) > MaxMasters:
-		return nil, invalid("%d masters; at most %d are supported", len(masters), MaxMasters)
+	case len(masters) > quorum.MaxMasters:
+		return nil, invalid("%d masters; at most %d are supported", len(masters), quorum.MaxMasters)
 	}
 	seen := make(map[redis.UniversalClient]int, len(masters))
 	for i, m := range masters {

@@ -67,9 +67,9 @@ func (l *Lease) extend(ctx context.Context, ttl time.Duration, auto bool) (err e
 		case 1:
 			return yes, nil
 		case 0:
-			return no, c.masters[i].errorf(ErrKeyAbsent)
+			return no, c.masters[i].wrap(ErrKeyAbsent)
 		}
-		return no, c.masters[i].errorf(ErrHeldByOther)
+		return no, c.masters[i].wrap(ErrHeldByOther)
 	})
 	errs := newMasterErrs(len(c.masters))
 	errs.add(r.errs...)

@@ -251,12 +251,12 @@ func (c *Client) electorate(ctx context.Context, ttl time.Duration) electorate {
 		v := h.verdict(now, lambda, c.masters, certified)
 		switch v.Kind {
 		case probe.Unreachable, probe.Replica:
-			e.errs = append(e.errs, m.errorf(v.Err()))
+			e.errs = append(e.errs, m.wrap(v.Err()))
 			continue
 		case probe.Votes, probe.NotProbed:
 			mayCount++
 		default:
-			e.errs = append(e.errs, m.errorf(v.Err()))
+			e.errs = append(e.errs, m.wrap(v.Err()))
 		}
 		e.send = append(e.send, i)
 	}

@@ -130,6 +130,7 @@ func (m *master) tryAcquireSlot() bool {
 
 func (m *master) releaseSlot() { <-m.slots }
 
-func (m *master) errorf(err error) *MasterError {
+// wrap names master m in err (a per-master failure of a round).
+func (m *master) wrap(err error) *MasterError {
 	return &MasterError{Master: m.index, Addr: m.addr, Err: err}
 }

@@ -6,14 +6,13 @@ import (
 	"strings"
 	"time"
 
-	layout "github.com/quorumlock/quorumlock/internal/keys"
-
 	"github.com/redis/go-redis/v9"
+
+	layout "github.com/quorumlock/quorumlock/internal/keys"
 )
 
-// This file is the failure path in one place: releasing a lease, removing
-// what a failed attempt may have left, and the per-master sources cleanup
-// reads. The background cleaner is in cleaner.go.
+// This file releases a lease. What a failed attempt may have left is
+// removed by cleanup.go (at once) and cleaner.go (later, in the background).
 
 // Release deletes the lease's key on every master where it still holds it
 // (owner-checked: another owner's key is never touched) and wakes waiters.
@@ -109,7 +108,7 @@ func (c *Client) releaseAll(ctx context.Context, key, value string, ttl time.Dur
 		case 0:
 			return yes, nil // not there: expired, or a retry of our own delete
 		}
-		return no, c.masters[i].errorf(ErrHeldByOther)
+		return no, c.masters[i].wrap(ErrHeldByOther)
 	})
 	horizon := c.cfg.clock.Now().Add(max(c.cfg.cleanupHorizon, ttl))
 	for i, cl := range r.calls {
@@ -225,130 +224,4 @@ func releaseDELEX(ctx context.Context, m *master, keys, values []string, publish
 
 func isUnknownCommand(err error) bool {
 	return strings.Contains(strings.ToLower(err.Error()), "unknown command")
-}
-
-// source is the command whose fate decides whether a key of ours may be left
-// on one master: its outcome as known now (waiting while it has not returned).
-type source interface{ fate() outcome }
-
-// grantSource is an acquiring SET.
-type grantSource struct{ c *call[grant] }
-
-func (s grantSource) fate() outcome {
-	rep, ok := s.c.result()
-	switch {
-	case !ok:
-		return waiting
-	case rep.err != nil:
-		return outcomeOf(rep.err)
-	case rep.val.granted:
-		return yes
-	}
-	return no
-}
-
-// releaseSource is an owner-checked delete; setSettled says whether the SET
-// that created the key was answered back then (or never sent).
-type releaseSource struct {
-	c          *call[int64]
-	setSettled bool
-}
-
-func (s releaseSource) fate() outcome {
-	rep, ok := s.c.result()
-	switch {
-	case ok && rep.err == nil && (rep.val == 1 || s.setSettled):
-		return no // nothing of ours is left, and nothing can appear
-	case s.setSettled:
-		return errorReply // the delete's fate is unknown, the SET's is not: one more delete settles it
-	}
-	return transport // the SET may still run: keep checking
-}
-
-// cleanupAttempt removes what a failed attempt may have left. The masters
-// that granted (or answered with an error, which a go-redis retry may hide
-// a grant behind) are live: the owner-checked delete is sent to them at once
-// and waited for (up to the per-master timeout), so that the next attempt,
-// ours or a contender's, does not trip over our keys. Every master whose
-// answer is still to come is finished in the background. Masters that
-// refused, or were never sent the SET, need nothing.
-//
-// granted, when not nil, is called once a master is known to have granted
-// the attempt: now, or when a late answer comes (Lock's split-vote rule);
-// it may be called more than once.
-func (c *Client) cleanupAttempt(key, value string, ttl time.Duration, start time.Time, calls []*call[grant], granted func()) {
-	timeout := c.masterTimeout(ttl)
-	horizon := start.Add(max(c.cfg.cleanupHorizon, ttl))
-	var seen func(outcome)
-	if granted != nil {
-		seen = func(o outcome) {
-			if o == yes {
-				granted()
-			}
-		}
-	}
-	var live []int
-	for i, cl := range calls {
-		if cl == nil {
-			continue
-		}
-		switch o := (grantSource{cl}).fate(); {
-		case !o.mayHoldOurKey():
-		case o.settled():
-			if seen != nil {
-				seen(o)
-			}
-			live = append(live, i)
-		default:
-			c.finishLater(key, value, i, cl.done, grantSource{cl}, timeout, horizon, seen)
-		}
-	}
-	if len(live) == 0 {
-		return
-	}
-	r := startRound(context.Background(), c, live, timeout, sendRelease(key, value, false))
-	r.await(func(int, reply[int64]) (outcome, error) {
-		return yes, nil // deleted, not there, or another owner's: nothing of ours is left
-	})
-	for _, i := range live {
-		if o := r.out[i]; o != yes {
-			c.cleaners[i].add(key, value, grantSource{calls[i]}, horizon)
-		}
-	}
-}
-
-// finishLater waits (up to timeout) for the answer that decides whether
-// key may be left on master i, and acts on it at once: nothing to do, one
-// owner-checked delete, or, when the answer does not come or does not
-// settle it, the master's cleaner. Waiting for the answer instead of
-// checking after a fixed delay matters: under contention a key left behind
-// by a split vote blocks every contender until it is gone. seen, when not
-// nil, is told the outcome it waited for.
-func (c *Client) finishLater(key, value string, i int, done <-chan struct{}, src source, timeout time.Duration, horizon time.Time, seen func(outcome)) {
-	c.spawn(func() {
-		t := c.cfg.clock.NewTimer(timeout)
-		select {
-		case <-done:
-			t.Stop()
-		case <-t.C():
-		case <-c.closing():
-			t.Stop()
-			return
-		}
-		o := src.fate()
-		if seen != nil {
-			seen(o)
-		}
-		if !o.mayHoldOurKey() {
-			return
-		}
-		if o.settled() {
-			r := startRound(context.Background(), c, []int{i}, timeout, sendRelease(key, value, false))
-			d, _ := r.collect(context.Background(), c.everyoneVotes(), 1, func(int, reply[int64]) (outcome, error) { return yes, nil })
-			if d == held {
-				return // deleted, or not there: the SET was answered, nothing can appear any more
-			}
-		}
-		c.cleaners[i].add(key, value, src, horizon)
-	})
 }

@@ -69,10 +69,10 @@ func (cl *call[T]) finish(rep reply[T]) {
 }
 
 // result returns the answer, and false while there is none.
-func (c *call[T]) result() (reply[T], bool) {
+func (cl *call[T]) result() (reply[T], bool) {
 	select {
-	case <-c.done:
-		return c.rep, true
+	case <-cl.done:
+		return cl.rep, true
 	default:
 		return reply[T]{}, false
 	}
@@ -276,11 +276,11 @@ func (r *round[T]) silence() []error {
 		m := r.c.masters[i]
 		switch {
 		case r.suspect[i]:
-			errs = append(errs, m.errorf(fmt.Errorf("%w (it let an earlier round time out and has not answered since)", ErrNotWaitedFor)))
+			errs = append(errs, m.wrap(fmt.Errorf("%w (it let an earlier round time out and has not answered since)", ErrNotWaitedFor)))
 		case r.expired:
-			errs = append(errs, m.errorf(ErrMasterTimeout))
+			errs = append(errs, m.wrap(ErrMasterTimeout))
 		default:
-			errs = append(errs, m.errorf(fmt.Errorf("%w (the round had decided)", ErrNotWaitedFor)))
+			errs = append(errs, m.wrap(fmt.Errorf("%w (the round had decided)", ErrNotWaitedFor)))
 		}
 	}
 	return errs
@@ -353,13 +353,13 @@ func (m *master) classify(err error) (outcome, error) {
 	o := outcomeOf(err)
 	switch {
 	case o == unsent:
-		return o, m.errorf(err)
+		return o, m.wrap(err)
 	case o == errorReply:
-		return o, m.errorf(fmt.Errorf("%w: %w", ErrReplyError, err))
+		return o, m.wrap(fmt.Errorf("%w: %w", ErrReplyError, err))
 	case errors.Is(err, context.DeadlineExceeded):
-		return o, m.errorf(ErrMasterTimeout)
+		return o, m.wrap(ErrMasterTimeout)
 	}
-	return o, m.errorf(fmt.Errorf("%w (%s): %w", ErrUnreachable, probe.Cause(err), err))
+	return o, m.wrap(fmt.Errorf("%w (%s): %w", ErrUnreachable, probe.Cause(err), err))
 }
 
 // everyoneVotes is the votes mask of rounds where every master counts.

@@ -56,7 +56,7 @@ func (c *Client) writeBack(ctx context.Context, key, value string, granted []int
 		d, cause := r.collect(ctx, votes, c.quorum, func(i int, rep reply[[]any]) (outcome, error) {
 			status, counter, cert, inc, err := parseWriteBack(rep.val)
 			if err != nil {
-				return errorReply, c.masters[i].errorf(fmt.Errorf("%w: %w", ErrReplyError, err))
+				return errorReply, c.masters[i].wrap(fmt.Errorf("%w: %w", ErrReplyError, err))
 			}
 			votes[i] = c.counts(i, cert, inc, rep.seen)
 			switch status {
@@ -64,9 +64,9 @@ func (c *Client) writeBack(ctx context.Context, key, value string, granted []int
 				return yes, nil
 			case 0:
 				above = max(above, counter)
-				return no, c.masters[i].errorf(fmt.Errorf("%w: %d, token %d", ErrCounterAhead, counter, t))
+				return no, c.masters[i].wrap(fmt.Errorf("%w: %d, token %d", ErrCounterAhead, counter, t))
 			}
-			return no, c.masters[i].errorf(ErrHeldByOther)
+			return no, c.masters[i].wrap(ErrHeldByOther)
 		})
 		res.errs = append(res.errs, r.errs...)
 		if d == held {

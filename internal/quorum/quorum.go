@@ -2,6 +2,9 @@ package quorum
 
 import "fmt"
 
+// MaxMasters is the largest number of masters a lock or semaphore accepts.
+const MaxMasters = 9
+
 // Size is the number of masters that must agree among m masters of which at
 // most f may lose data: ⌊(m+f)/2⌋ + 1. Any two sets of that many masters
 // share at least f+1 masters, so at least one of them kept what the other

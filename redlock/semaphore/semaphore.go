@@ -11,7 +11,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/fencing"
 	"github.com/quorumlock/quorumlock/internal/background"
-	"github.com/quorumlock/quorumlock/redlock"
+	"github.com/quorumlock/quorumlock/internal/quorum"
 )
 
 // Semaphore admits up to limit holders of a name at once. It is safe for
@@ -53,7 +53,7 @@ type store interface {
 // New returns a semaphore named name admitting up to limit holders, over the
 // caller's go-redis clients (which stay the caller's: Close does not close
 // them). Basic, Fair and Guarded take exactly one master; Atomic takes one,
-// or up to redlock.MaxMasters independent masters, where it keeps limit
+// or up to quorum.MaxMasters independent masters, where it keeps limit
 // Redlock slots (limit at most MaxSlots). Clients should be built with
 // ContextTimeoutEnabled (package cluster does) so that a stalled master
 // cannot hold a call past its context.
@@ -84,8 +84,8 @@ func New(masters []redis.UniversalClient, name string, limit int, opts ...Option
 		return nil, invalid("limit %d is below 1", limit)
 	case len(masters) == 0:
 		return nil, invalid("no masters")
-	case len(masters) > redlock.MaxMasters:
-		return nil, invalid("%d masters; at most %d are supported", len(masters), redlock.MaxMasters)
+	case len(masters) > quorum.MaxMasters:
+		return nil, invalid("%d masters; at most %d are supported", len(masters), quorum.MaxMasters)
 	case len(masters) > 1 && cfg.variant != Atomic:
 		return nil, invalid("variant %v takes exactly one master, got %d", cfg.variant, len(masters))
 	case len(masters) > 1 && limit > MaxSlots:

@@ -8,7 +8,7 @@
 //
 // op is acquire, extend, release, lost or quarantine; outcome one of
 // redlock's Outcome values; master the master's index (at most
-// redlock.MaxMasters values); result a redlock.MasterResult Kind. Every label
+// at most 9 values); result a redlock.MasterResult Kind. Every label
 // has a small fixed set of values: key names are not labels unless
 // WithKeyLabel maps them to a bounded set of classes.
 package promobserver

@@ -42,8 +42,8 @@ func (c *Config) defaults() error {
 		c.TTL = 2 * time.Second
 	}
 	switch {
-	case c.Masters < 3 || c.Masters > redlock.MaxMasters:
-		return fmt.Errorf("masters %d: the demo needs 3 to %d", c.Masters, redlock.MaxMasters)
+	case c.Masters < 3 || c.Masters > quorum.MaxMasters:
+		return fmt.Errorf("masters %d: the demo needs 3 to %d", c.Masters, quorum.MaxMasters)
 	case c.Processes < 1 || c.Workers < 1 || c.Increments < 1:
 		return errors.New("processes, workers and increments must be positive")
 	case c.TTL < 100*time.Millisecond:
