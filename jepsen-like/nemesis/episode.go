@@ -31,6 +31,11 @@ func (n *Nemesis) episode(ctx, heal context.Context, st generator.Step) (err err
 			return err
 		}
 	}
+	if st.Fault == generator.DataLoss {
+		if err := n.prepareLoss(ctx, st); err != nil {
+			return err
+		}
+	}
 	n.rec.Nemesis(names("c", allSlots(n.slots))+"-/-"+names("m", outside), "confine start")
 	for s := range n.slots {
 		n.env.SetRefused(s, outside, true)
@@ -66,9 +71,15 @@ func (n *Nemesis) episode(ctx, heal context.Context, st generator.Step) (err err
 	defer n.env.Ungate()
 	close(start)
 	sleep(ctx, st.Settle/10)
+	if st.Fault == generator.DataLoss {
+		return n.dataLoss(ctx, heal, st, ended)
+	}
 	target := m.Name()
 	n.rec.Nemesis(target, st.Fault+" start")
 	n.counts[st.Fault]++
+	if st.Fault != generator.RestartAOF && st.Fault != generator.ClockJump {
+		n.lost[i] = time.Now() // for data-loss's fault model
+	}
 	var after func() error // heals the fault at its stop
 	switch st.Fault {
 	case generator.Restart:
