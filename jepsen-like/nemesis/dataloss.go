@@ -37,13 +37,18 @@ func (n *Nemesis) prepareLoss(ctx context.Context, st generator.Step) error {
 	}
 	masters := n.env.Backend().Masters()
 	var err error
+	detached := false
 	for k, i := range st.Masters {
 		switch st.Kinds[k] {
 		case generator.LossSnapshot:
 			err = errors.Join(err, masters[i].Snapshot(ctx))
 		case generator.LossFailover:
 			err = errors.Join(err, masters[i].DetachReplica(ctx))
+			detached = true
 		}
+	}
+	if detached && err == nil {
+		recertify(ctx, st)
 	}
 	return err
 }
