@@ -17,12 +17,23 @@ const (
 	NoPersistence Persistence = iota
 	// AOFAlways: appendonly yes, appendfsync always: nothing acknowledged is lost.
 	AOFAlways
+	// FromSnapshot: no AOF, no save points, and the data of the RDB that
+	// the master's last Snapshot saved (SnapshotFile in its directory): a
+	// restart rolls the master back to that moment.
+	FromSnapshot
 )
+
+// SnapshotFile is the name of the RDB a Snapshot saves and a start
+// FromSnapshot loads.
+const SnapshotFile = "snapshot.rdb"
 
 // Args are the redis-server arguments of p.
 func (p Persistence) Args() []string {
-	if p == AOFAlways {
+	switch p {
+	case AOFAlways:
 		return []string{"--appendonly", "yes", "--appendfsync", "always"}
+	case FromSnapshot:
+		return []string{"--appendonly", "no", "--save", "", "--dbfilename", SnapshotFile}
 	}
 	return []string{"--appendonly", "no", "--save", ""}
 }
@@ -37,9 +48,15 @@ type Master interface {
 	// Pause stops the master (SIGSTOP, docker pause); Resume continues it.
 	Pause(ctx context.Context) error
 	Resume(ctx context.Context) error
-	// Kill stops the master at once (SIGKILL); Start starts it again with p.
+	// Kill stops the master at once (SIGKILL); Start starts it again with p
+	// (FromSnapshot: from the RDB of the last Snapshot; ErrUnsupported where
+	// the backend keeps none).
 	Kill(ctx context.Context) error
 	Start(ctx context.Context, p Persistence) error
+	// Snapshot saves the master's data as it is now (SAVE) for a later
+	// Start(ctx, FromSnapshot), which rolls the master back to it;
+	// ErrUnsupported where it cannot.
+	Snapshot(ctx context.Context) error
 	// Flush empties the master without restarting it (FLUSHALL).
 	Flush(ctx context.Context) error
 	// DetachReplica starts (once) a replica of the master and, once it has

@@ -1,6 +1,7 @@
 package generator
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -26,17 +27,29 @@ const (
 	ClientPause    = "client-pause"
 	SlowReplies    = "slow-replies"
 	ClockJump      = "clock-jump"
+	DataLoss       = "data-loss"
 	All            = "all"
 )
 
 // Names lists every nemesis name but none and all, in a fixed order.
-var Names = []string{Pause, Kill, Restart, RestartAOF, RestartDelayed, Flush, Failover, Partition, ClientPause, SlowReplies, ClockJump}
+var Names = []string{Pause, Kill, Restart, RestartAOF, RestartDelayed, Flush, Failover, Partition, ClientPause, SlowReplies, ClockJump, DataLoss}
+
+// The ways the data-loss nemesis makes a master lose data (Step.Kinds).
+const (
+	LossFlush    = "flush"    // FLUSHALL
+	LossRestart  = "restart"  // kill, start empty (no persistence)
+	LossSnapshot = "snapshot" // kill, start from an RDB saved before the hold
+	LossFailover = "failover" // kill, replace by a replica detached before the hold
+)
+
+// LossKinds lists every data-loss kind, in a fixed order.
+var LossKinds = []string{LossFlush, LossRestart, LossSnapshot, LossFailover}
 
 // IsEpisode reports whether a fault is a targeted episode (see the package
 // documentation).
 func IsEpisode(name string) bool {
 	switch name {
-	case Restart, RestartAOF, RestartDelayed, Flush, Failover, ClockJump:
+	case Restart, RestartAOF, RestartDelayed, Flush, Failover, ClockJump, DataLoss:
 		return true
 	}
 	return false
@@ -79,7 +92,22 @@ type Config struct {
 	// MajorityDown makes pause and kill hit a majority of masters instead of
 	// a minority (the "majority down" row).
 	MajorityDown bool
+	// Quorum is the size of the set S an episode confines the holder to:
+	// the clients' quorum, so that the hold is on as few masters as they
+	// accept. Default: a majority, Masters/2+1.
+	Quorum int
+	// LossMasters is the f of the data-loss nemesis: at most that many
+	// distinct masters lose data within any LossWindow (see Step.MaxLost).
+	// Default 1; at most Quorum.
+	LossMasters int
+	// LossKinds are the kinds data-loss chooses among. Default LossKinds.
+	LossKinds []string
 }
+
+// LossWindow is the window of the data-loss fault model for a TTL: a lease
+// lives less than one TTL from the start of the attempt that took it (its
+// validity ends before), so two TTLs cover every lease with a margin.
+func LossWindow(ttl time.Duration) time.Duration { return 2 * ttl }
 
 // Step is one fault of a schedule.
 type Step struct {
@@ -104,6 +132,15 @@ type Step struct {
 	Settle time.Duration `json:"settle_ns,omitempty"`
 	// Delay is the reply delay of slow-replies; the offset of clock-jump.
 	Delay time.Duration `json:"delay_ns,omitempty"`
+	// For data-loss, Masters are the masters of Majority that lose data, in
+	// order, Kinds[i] how Masters[i] loses it, Offsets[i] the wait before
+	// it; MaxLost and Window the fault model: at most MaxLost distinct
+	// masters lose data within any Window (the nemesis waits rather than
+	// exceed it).
+	Kinds   []string        `json:"kinds,omitempty"`
+	Offsets []time.Duration `json:"offsets_ns,omitempty"`
+	MaxLost int             `json:"max_lost,omitempty"`
+	Window  time.Duration   `json:"window_ns,omitempty"`
 }
 
 // Schedule is a seeded plan of a run.
@@ -125,6 +162,25 @@ func Generate(cfg Config) (Schedule, error) {
 		return Schedule{}, fmt.Errorf("%w: TTL %v must be positive", ErrInvalidArgument, cfg.TTL)
 	case cfg.Duration < 2*cfg.TTL:
 		return Schedule{}, fmt.Errorf("%w: run time %v shorter than two TTLs (%v)", ErrInvalidArgument, cfg.Duration, 2*cfg.TTL)
+	case cfg.Quorum != 0 && (cfg.Quorum <= cfg.Masters/2 || cfg.Quorum > cfg.Masters):
+		return Schedule{}, fmt.Errorf("%w: quorum %d of %d masters (want a majority, at most all)", ErrInvalidArgument, cfg.Quorum, cfg.Masters)
+	}
+	quorum := cmp.Or(cfg.Quorum, cfg.Masters/2+1)
+	lossF := cmp.Or(cfg.LossMasters, 1)
+	kinds := cfg.LossKinds
+	if kinds == nil {
+		kinds = LossKinds
+	}
+	switch {
+	case lossF < 0 || lossF > quorum:
+		return Schedule{}, fmt.Errorf("%w: data-loss on %d masters: want 1 to the quorum, %d", ErrInvalidArgument, lossF, quorum)
+	case len(kinds) == 0:
+		return Schedule{}, fmt.Errorf("%w: no data-loss kind", ErrInvalidArgument)
+	}
+	for _, k := range kinds {
+		if !slices.Contains(LossKinds, k) {
+			return Schedule{}, fmt.Errorf("%w: unknown data-loss kind %q (want %s)", ErrInvalidArgument, k, strings.Join(LossKinds, ", "))
+		}
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))
 	s := Schedule{Seed: cfg.Seed}
@@ -147,6 +203,7 @@ func Generate(cfg Config) (Schedule, error) {
 	// The planned time (gaps plus typical step lengths) decides how many
 	// steps fit in the duration; every named fault runs at least once.
 	var planned time.Duration
+	var deck []string  // data-loss kinds not dealt yet
 	gap := ttl + ttl/2 // warm-up: the first holds, and fresh masters' quarantine
 	for i := 0; len(names) > 0; i++ {
 		name := names[i%len(names)]
@@ -156,13 +213,30 @@ func Generate(cfg Config) (Schedule, error) {
 		var length time.Duration // typical length of the step
 		switch {
 		case IsEpisode(name):
-			st.Majority = slices.Sorted(slices.Values(perm[:q]))
+			st.Majority = slices.Sorted(slices.Values(perm[:quorum]))
 			st.Masters = []int{perm[0]}
 			st.Slots = []int{rng.IntN(cfg.Clients)} // the candidate holder
 			st.Hold = 5 * ttl                       // the longest wait for a holder
 			st.Settle = ttl + ttl/10
 			if name == ClockJump {
 				st.Delay = 2 * ttl
+			}
+			if name == DataLoss {
+				// 1 to f masters of S, in a seeded order, each at a seeded
+				// time in its first fifth of a TTL after the previous one;
+				// the kinds come from a shuffled deck, so that a few steps
+				// use every kind.
+				k := 1 + rng.IntN(lossF)
+				st.Masters = slices.Clone(perm[:k])
+				for range k {
+					if len(deck) == 0 {
+						deck = slices.Clone(kinds)
+						rng.Shuffle(len(deck), func(i, j int) { deck[i], deck[j] = deck[j], deck[i] })
+					}
+					st.Kinds, deck = append(st.Kinds, deck[0]), deck[1:]
+					st.Offsets = append(st.Offsets, frac(0, 0.2))
+				}
+				st.MaxLost, st.Window = lossF, LossWindow(ttl)
 			}
 			// settle, a hold comes soon, lingers about a TTL; the next step
 			// waits until the restarted master's quarantine is over

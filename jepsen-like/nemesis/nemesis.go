@@ -62,6 +62,7 @@ type Nemesis struct {
 	log    *slog.Logger
 	slots  int
 	counts map[string]int
+	lost   map[int]time.Time // master → when it last lost data
 }
 
 // New returns a nemesis over env recording into rec; slots is the number of
@@ -70,10 +71,12 @@ func New(env Env, rec *history.Recorder, slots int, log *slog.Logger) *Nemesis {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Nemesis{env: env, rec: rec, log: log, slots: slots, counts: make(map[string]int)}
+	return &Nemesis{env: env, rec: rec, log: log, slots: slots, counts: make(map[string]int), lost: make(map[int]time.Time)}
 }
 
-// Counts returns how many times each fault was injected.
+// Counts returns how many times each fault was injected. For data-loss,
+// "data-loss" counts the steps that hit at least one master and
+// "data-loss/<kind>" the masters that lost data that way.
 func (n *Nemesis) Counts() map[string]int { return n.counts }
 
 // Run injects the steps one after the other, each after its quiet gap,
@@ -157,6 +160,7 @@ func (n *Nemesis) step(ctx context.Context, st generator.Step) (err error) {
 				continue
 			}
 			killed = append(killed, i)
+			n.lost[i] = time.Now() // it starts empty
 		}
 		n.rec.Nemesis(target, st.Fault+" start")
 		n.counts[st.Fault]++

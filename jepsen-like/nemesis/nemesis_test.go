@@ -66,6 +66,7 @@ func (m fakeMaster) DetachReplica(context.Context) error {
 	m.f.log("detach m%d", m.i)
 	return nil
 }
+func (m fakeMaster) Snapshot(context.Context) error { m.f.log("snapshot m%d", m.i); return nil }
 func (m fakeMaster) Start(_ context.Context, p backend.Persistence) error {
 	return m.set(m.f.down, false, fmt.Sprintf("start(%d)", p))
 }

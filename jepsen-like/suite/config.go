@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/fencing"
+	"github.com/quorumlock/quorumlock/internal/quorum"
 	"github.com/quorumlock/quorumlock/jepsen-like/generator"
 	"github.com/quorumlock/quorumlock/jepsen-like/workload"
 )
@@ -35,6 +37,14 @@ type Config struct {
 	NoQuarantine bool
 	// NoFencing: redlock.WithFencing(false), and a store that checks no token.
 	NoFencing bool
+	// DataLossTolerance is the f of redlock.WithDataLossTolerance: a quorum
+	// of ⌊(Masters+f)/2⌋+1 and no restart quarantine (NoQuarantine is then
+	// implied). Default 0: a majority.
+	DataLossTolerance int
+	// DataLossMasters is the f of the data-loss nemesis: at most that many
+	// distinct masters lose data within any two TTLs. Default
+	// max(1, DataLossTolerance); at most the quorum.
+	DataLossMasters int
 	// Long: more clients (at least 10) and at least five minutes.
 	Long bool
 	// TTL of the locks. Default 1 s.
@@ -53,6 +63,10 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// Quorum is the clients' quorum: ⌊(Masters+DataLossTolerance)/2⌋+1 (with
+// the default of 5 masters when Masters is 0).
+func (c *Config) Quorum() int { return quorum.Size(cmp.Or(c.Masters, 5), c.DataLossTolerance) }
+
 func (c *Config) normalize() error {
 	if c.TTL == 0 {
 		c.TTL = time.Second
@@ -63,6 +77,9 @@ func (c *Config) normalize() error {
 	if c.Long {
 		c.Clients = max(c.Clients, 10)
 		c.Time = max(c.Time, 5*time.Minute)
+	}
+	if c.DataLossMasters == 0 {
+		c.DataLossMasters = max(1, c.DataLossTolerance)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -80,6 +97,12 @@ func (c *Config) normalize() error {
 		return fmt.Errorf("%w: --time %v is longer than a day", ErrInvalidArgument, c.Time)
 	case c.Masters < 3:
 		return fmt.Errorf("%w: %d masters, need at least 3", ErrInvalidArgument, c.Masters)
+	case c.DataLossTolerance < 0:
+		return fmt.Errorf("%w: --data-loss-tolerance %d is negative", ErrInvalidArgument, c.DataLossTolerance)
+	case c.DataLossTolerance > 0 && quorum.Check(c.Masters, c.DataLossTolerance) != nil:
+		return fmt.Errorf("%w: --data-loss-tolerance: %v", ErrInvalidArgument, quorum.Check(c.Masters, c.DataLossTolerance))
+	case c.DataLossMasters < 1 || c.DataLossMasters > c.Quorum():
+		return fmt.Errorf("%w: --data-loss-masters %d: want 1 to the quorum, %d", ErrInvalidArgument, c.DataLossMasters, c.Quorum())
 	}
 	if err := workload.Check(c.Workload); err != nil {
 		return err

@@ -42,7 +42,10 @@ func writeReport(path string, r *Result) error {
 		return fmt.Errorf("suite: %w", err)
 	}
 	title := fmt.Sprintf("jepsen-like: %s workload, nemesis %s, seed %d, %s backend", r.Workload, strings.Join(r.Nemeses, ","), r.Seed, r.Backend)
-	if r.NoQuarantine || r.NoFencing {
+	switch {
+	case r.DataLossTolerance > 0:
+		title += fmt.Sprintf(" (WithDataLossTolerance(%d): quorum %d)", r.DataLossTolerance, r.Quorum)
+	case r.NoQuarantine || r.NoFencing:
 		title += " (plain Redlock)"
 	}
 	if err := report.Write(f, title, r.Events, r.Results); err != nil {

@@ -48,6 +48,12 @@ type Result struct {
 	// NemesisErrors are faults that could not be injected or healed.
 	NemesisErrors string          `json:"nemesis_errors,omitempty"`
 	Events        []history.Event `json:"-"`
+
+	// DataLossTolerance is redlock.WithDataLossTolerance's f (0: none),
+	// Quorum the clients' quorum, DataLossMasters the data-loss nemesis's f.
+	DataLossTolerance int `json:"data_loss_tolerance"`
+	Quorum            int `json:"quorum"`
+	DataLossMasters   int `json:"data_loss_masters"`
 }
 
 // Run runs cfg. It returns an error when the run could not be made (bad
@@ -74,8 +80,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		// "all" on Docker: every fault the containers support.
 		names = slices.DeleteFunc(names, func(n string) bool { return n == generator.ClockJump })
 	}
+	var kinds []string // data-loss: every kind the backend supports
+	if cfg.Backend == Docker {
+		kinds = slices.DeleteFunc(slices.Clone(generator.LossKinds), func(k string) bool { return k == generator.LossSnapshot })
+	}
 	sched, err := generator.Generate(generator.Config{Nemeses: names, Masters: cfg.Masters, Clients: cfg.Clients,
-		Duration: cfg.Time, TTL: cfg.TTL, Seed: cfg.Seed, MajorityDown: cfg.MajorityDown})
+		Duration: cfg.Time, TTL: cfg.TTL, Seed: cfg.Seed, MajorityDown: cfg.MajorityDown,
+		Quorum: cfg.Quorum(), LossMasters: cfg.DataLossMasters, LossKinds: kinds})
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +163,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	results := checker.Run(events)
 	res := &Result{
 		Backend: cfg.Backend, Workload: cfg.Workload, Nemeses: names, Clients: cfg.Clients, Seed: cfg.Seed,
-		TTLNS: cfg.TTL, NoQuarantine: cfg.NoQuarantine, NoFencing: cfg.NoFencing, Schedule: sched,
+		TTLNS: cfg.TTL, NoQuarantine: cfg.NoQuarantine || cfg.DataLossTolerance > 0, NoFencing: cfg.NoFencing, Schedule: sched,
+		DataLossTolerance: cfg.DataLossTolerance, Quorum: cfg.Quorum(), DataLossMasters: cfg.DataLossMasters,
 		Faults: nem.Counts(), Processes: int(procs.Load()), Results: results, Verdict: checker.Overall(results), Events: events,
 	}
 	for _, ev := range events {
@@ -264,7 +276,10 @@ func runProcess(ctx context.Context, cfg Config, e *env, s, id int, rec *history
 		cancel()
 	}
 	opts := []redlock.Option{redlock.WithLogger(cfg.Logger.With("process", id))}
-	if cfg.NoQuarantine {
+	switch {
+	case cfg.DataLossTolerance > 0: // no quarantine with it
+		opts = append(opts, redlock.WithDataLossTolerance(cfg.DataLossTolerance))
+	case cfg.NoQuarantine:
 		opts = append(opts, redlock.WithoutQuarantine())
 	}
 	if cfg.NoFencing {

@@ -24,6 +24,17 @@ type Row struct {
 	// Plain and Defaults are what the issue expects: the checkers that must
 	// be invalid (empty: every checker valid).
 	Plain, Defaults []string
+	// Second replaces the second column's configuration (nil: Columns[1]);
+	// the cell then names its flags.
+	Second *Column
+}
+
+// Cols are the row's two configurations.
+func (r Row) Cols() []Column {
+	if r.Second == nil {
+		return Columns
+	}
+	return []Column{Columns[0], *r.Second}
 }
 
 // Column is one configuration of the table.
@@ -31,7 +42,28 @@ type Column struct {
 	Name         string
 	NoQuarantine bool
 	NoFencing    bool
+	// DataLossTolerance: redlock.WithDataLossTolerance (no quarantine).
+	DataLossTolerance int
 }
+
+// Flags are the jepsen-like run flags of the column.
+func (c Column) Flags() string {
+	var f []string
+	if c.DataLossTolerance > 0 {
+		f = append(f, fmt.Sprintf("--data-loss-tolerance %d", c.DataLossTolerance))
+	}
+	if c.NoQuarantine {
+		f = append(f, "--no-quarantine")
+	}
+	if c.NoFencing {
+		f = append(f, "--no-fencing")
+	}
+	return strings.Join(f, " ")
+}
+
+// Tolerant is the data-loss row's second column: the tolerant quorum of
+// 4 of 5 masters with its fenced store, quarantine off.
+var Tolerant = Column{Name: "`WithDataLossTolerance(1)` + fenced store", DataLossTolerance: 1}
 
 // Columns: plain Redlock, then the defaults with a fenced store.
 var Columns = []Column{
@@ -50,6 +82,8 @@ var Rows = []Row{
 	{Fault: "a master flushed, or replaced by a lagging replica, clients joining", Nemesis: "flush,failover", Seed: 15, Time: 8 * time.Second, Plain: []string{"mutex"}},
 	{Fault: "client paused past its lease, then writes", Nemesis: "client-pause", Seed: 16, Time: 4 * time.Second, Plain: []string{"fenced-register"}},
 	{Fault: "a master's clock jumps forward", Nemesis: "clock-jump", Seed: 17, Time: 4 * time.Second, Plain: []string{"mutex"}, Defaults: []string{"mutex"}},
+	{Fault: "at most 1 master per lease loses data: flushed, restarted empty, rolled back to an older snapshot, or replaced by a lagging replica",
+		Nemesis: "data-loss", Seed: 18, Time: 20 * time.Second, Plain: []string{"mutex"}, Second: &Tolerant},
 }
 
 // Cell is the outcome of one row in one column.
@@ -119,7 +153,8 @@ func (o Options) Config(row Row, col Column) suite.Config {
 		o.Clients = 4
 	}
 	return suite.Config{Backend: o.Backend, Workload: "register", Nemeses: []string{row.Nemesis}, Time: row.Time + o.Scale,
-		Clients: o.Clients, Seed: row.Seed, NoQuarantine: col.NoQuarantine, NoFencing: col.NoFencing, MajorityDown: row.MajorityDown}
+		Clients: o.Clients, Seed: row.Seed, NoQuarantine: col.NoQuarantine, NoFencing: col.NoFencing, MajorityDown: row.MajorityDown,
+		DataLossTolerance: col.DataLossTolerance}
 }
 
 // RunCell runs one row in one column.
@@ -176,8 +211,12 @@ func Markdown(rows []Row, cells [][]Cell) string {
 	b.WriteString("\n| --- | --- | --- |" + strings.Repeat(" --- |", len(Columns)) + "\n")
 	for i, row := range rows {
 		fmt.Fprintf(&b, "| %s | `%s` | %d |", row.Fault, row.Nemesis, row.Seed)
-		for _, c := range cells[i] {
-			b.WriteString(" " + c.Text(row) + " |")
+		for ci, c := range cells[i] {
+			text := c.Text(row)
+			if col := row.Cols()[ci]; col != Columns[ci] {
+				text = "`" + col.Flags() + "`: " + text
+			}
+			b.WriteString(" " + text + " |")
 		}
 		b.WriteString("\n")
 	}

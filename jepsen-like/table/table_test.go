@@ -28,12 +28,15 @@ func TestTable(t *testing.T) {
 		o.Clients, o.Scale = 10, 3*60e9
 	}
 	for _, row := range Rows {
-		for ci, col := range Columns {
+		for ci, col := range row.Cols() {
 			want := row.Plain
 			if ci == 1 {
 				want = row.Defaults
 			}
 			name := strings.ReplaceAll(row.Nemesis, ",", "+") + "/" + map[int]string{0: "plain", 1: "defaults"}[ci]
+			if col.DataLossTolerance > 0 {
+				name = strings.ReplaceAll(row.Nemesis, ",", "+") + "/tolerant"
+			}
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
 				cell, err := RunCell(context.Background(), o, row, col)

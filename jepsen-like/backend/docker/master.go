@@ -108,6 +108,9 @@ func (m *Master) Kill(ctx context.Context) error {
 // with it) the same container starts again and replays its AOF; otherwise an
 // empty container takes its place.
 func (m *Master) Start(ctx context.Context, p backend.Persistence) error {
+	if p == backend.FromSnapshot {
+		return fmt.Errorf("%w: a restart from an older snapshot runs on the local backend only", backend.ErrUnsupported)
+	}
 	m.mu.Lock()
 	ctr, per := m.ctr, m.persistence
 	m.mu.Unlock()
@@ -184,6 +187,12 @@ func (m *Master) Failover(ctx context.Context) error {
 		return fmt.Errorf("docker: kill %s: %w", m.name, kerr)
 	}
 	return nil
+}
+
+// Snapshot is not supported on containers: a restart without persistence
+// replaces the container, which keeps no RDB to roll back to.
+func (m *Master) Snapshot(context.Context) error {
+	return fmt.Errorf("%w: snapshots run on the local backend only", backend.ErrUnsupported)
 }
 
 // SetClockOffset is not supported on containers (the image has no clock

@@ -174,7 +174,36 @@ func (m *Master) Start(ctx context.Context, p backend.Persistence) error {
 	if cur.running() {
 		return fmt.Errorf("local: master %s is running", m.name)
 	}
+	if p == backend.FromSnapshot {
+		if _, err := os.Stat(filepath.Join(cur.dir, backend.SnapshotFile)); err != nil {
+			return fmt.Errorf("local: master %s has no snapshot (call Snapshot first): %w", m.name, err)
+		}
+	}
 	return cur.restart(ctx, p)
+}
+
+// Snapshot runs SAVE and keeps the RDB as backend.SnapshotFile in the
+// process's directory, where Start(ctx, backend.FromSnapshot) loads it. The
+// RDB keeps each key's absolute expiry time, so a key that expired since is
+// gone after the rollback, as on any Redis restart.
+func (m *Master) Snapshot(ctx context.Context) error {
+	cur := m.current()
+	c := redis.NewClient(&redis.Options{Addr: cur.addr(), MaxRetries: -1, ContextTimeoutEnabled: true})
+	defer c.Close()
+	name, err := c.ConfigGet(ctx, "dbfilename").Result()
+	if err != nil {
+		return fmt.Errorf("local: snapshot %s: %w", m.name, err)
+	}
+	if err := c.Save(ctx).Err(); err != nil {
+		return fmt.Errorf("local: snapshot %s: %w", m.name, err)
+	}
+	if file := name["dbfilename"]; file != backend.SnapshotFile {
+		// set aside, so that a later start without persistence finds no RDB
+		if err := os.Rename(filepath.Join(cur.dir, file), filepath.Join(cur.dir, backend.SnapshotFile)); err != nil {
+			return fmt.Errorf("local: snapshot %s: %w", m.name, err)
+		}
+	}
+	return nil
 }
 
 // Flush runs FLUSHALL.
@@ -220,6 +249,9 @@ func (m *Master) Failover(ctx context.Context) error {
 		return fmt.Errorf("local: failover of %s: no detached replica (call DetachReplica first)", m.name)
 	}
 	m.cur, m.replica, m.old = r, nil, append(m.old, old)
+	// Promoted: a later restart starts it as a master, not as a replica of
+	// the dead primary (read-only, refusing every write).
+	r.extra = nil
 	m.mu.Unlock()
 	return old.kill()
 }

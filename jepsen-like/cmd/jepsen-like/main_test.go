@@ -70,6 +70,9 @@ func TestBadUsageExits2(t *testing.T) {
 		{"run", "--out", t.TempDir(), "--workload", "queue"},
 		{"run", "--out", t.TempDir(), "--clients", "1"},
 		{"run", "--nemesis", "pause"},
+		{"run", "--out", t.TempDir(), "--data-loss-tolerance", "-1"},
+		{"run", "--out", t.TempDir(), "--data-loss-tolerance", "5"},
+		{"run", "--out", t.TempDir(), "--data-loss-masters", "4"},
 		{"run", "--no-such-flag"},
 		{"frobnicate"},
 	}
@@ -102,5 +105,32 @@ func TestRunWritesOutputs(t *testing.T) {
 	// check agrees with run on the history it wrote.
 	if code, out, _ := cli("check", filepath.Join(dir, "history.jsonl")); code != 0 || !strings.Contains(out, "verdict: valid") {
 		t.Fatalf("check of the run's history: exit %d, %s", code, out)
+	}
+}
+
+// --data-loss-tolerance reaches the clients and results.json: a quorum of 4
+// of 5 masters, the quarantine off.
+func TestRunDataLossTolerance(t *testing.T) {
+	dir := t.TempDir()
+	code, out, stderr := cli("run", "--nemesis", "pause", "--time", "3s", "--seed", "5", "--data-loss-tolerance", "1", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s %s", code, out, stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Tolerance    int  `json:"data_loss_tolerance"`
+		Quorum       int  `json:"quorum"`
+		LossMasters  int  `json:"data_loss_masters"`
+		NoQuarantine bool `json:"no_quarantine"`
+		Acquired     int  `json:"acquired"`
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Tolerance != 1 || res.Quorum != 4 || res.LossMasters != 1 || !res.NoQuarantine || res.Acquired == 0 {
+		t.Fatalf("results.json: %+v; want tolerance 1, quorum 4, data-loss on 1 master, quarantine off, acquisitions", res)
 	}
 }

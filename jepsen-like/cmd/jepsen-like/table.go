@@ -20,7 +20,7 @@ func tableCmd() *cobra.Command {
 			}}
 			cells := make([][]table.Cell, len(table.Rows))
 			for i, row := range table.Rows {
-				for _, col := range table.Columns {
+				for _, col := range row.Cols() {
 					c, err := table.RunCell(cmd.Context(), o, row, col)
 					if err != nil {
 						return err
