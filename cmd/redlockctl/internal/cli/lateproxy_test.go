@@ -50,7 +50,7 @@ func startLateProxy(t *testing.T, target string, mark string, delay time.Duratio
 			conns = append(conns, in, out)
 			mu.Unlock()
 			var late atomic.Int32 // answers still to hold back
-			wg.Go(func() { // client → master, at once
+			wg.Go(func() {        // client → master, at once
 				defer out.Close()
 				buf := make([]byte, 64<<10)
 				for {
