@@ -50,7 +50,8 @@ func startLateProxy(t *testing.T, target string, mark string, delay time.Duratio
 			conns = append(conns, in, out)
 			mu.Unlock()
 			var late atomic.Int32 // answers still to hold back
-			wg.Go(func() {        // client → master, at once
+			// client → master, at once
+			wg.Go(func() {
 				defer out.Close()
 				buf := make([]byte, 64<<10)
 				for {
@@ -68,7 +69,8 @@ func startLateProxy(t *testing.T, target string, mark string, delay time.Duratio
 					}
 				}
 			})
-			wg.Go(func() { // master → client, the marked answers late
+			// master → client, the marked answers late
+			wg.Go(func() {
 				defer in.Close()
 				buf := make([]byte, 64<<10)
 				for {
