@@ -28,7 +28,7 @@ then on, not the old one.`,
 		Example: `  H=$(redlockctl extend "$H" --ttl 5m) || exit $?`,
 		Args:    exactArgs(1, "HANDLE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := positive("--ttl", ttl); err != nil {
+			if err := requiredPositive(cmd, "ttl", ttl); err != nil {
 				return err
 			}
 			h, c, err := a.openHandle(cmd, args[0])

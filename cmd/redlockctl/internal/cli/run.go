@@ -96,6 +96,8 @@ func (f *runFlags) validate(cmd *cobra.Command, args []string) ([]string, error)
 	switch {
 	case f.key == "":
 		return nil, errors.New("run needs KEY, e.g. run nightly --ttl 30s -- ./job.sh")
+	case !cmd.Flags().Changed("ttl"):
+		return nil, errors.New("--ttl is required (e.g. --ttl 30s)")
 	case f.ttl <= 0:
 		return nil, fmt.Errorf("--ttl %v: must be positive", f.ttl)
 	case f.wait < 0:
