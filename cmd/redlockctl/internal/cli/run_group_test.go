@@ -28,7 +28,9 @@ func TestRunStopsTheWholeProcessGroup(t *testing.T) {
 	c := clustertest.Start(t, 3, clustertest.AOFAlways)
 	dir := t.TempDir()
 	pidFile, out := filepath.Join(dir, "pid"), filepath.Join(dir, "out")
-	script := `sh -c 'echo $$ > "$0"; while :; do echo x >> "$1"; sleep 0.05; done' "$0" "$1" & wait`
+	// The grandchild's own stdout and stderr are not run's (a process
+	// holding run's stderr pipe open would keep os/exec's Wait waiting).
+	script := `sh -c 'echo $$ > "$0"; while :; do echo x >> "$1"; sleep 0.05; done' "$0" "$1" >/dev/null 2>&1 & wait`
 	done := make(chan result, 1)
 	go func() {
 		// Not ctl: run's command writes to the same stderr as redlockctl
