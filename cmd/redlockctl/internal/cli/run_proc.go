@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -15,6 +16,9 @@ type proc struct {
 	exited chan struct{} // closed once the command has exited
 	reaped bool          // awaitExit already reaped it (outside Linux)
 	err    error         // awaitExit's error
+
+	mu   sync.Mutex
+	done bool // wait began reaping: the group id may be anyone's from then on
 }
 
 // watch starts waiting for the command's end.
@@ -28,12 +32,22 @@ func watch(cmd *exec.Cmd) *proc {
 }
 
 // signal sends sig to the command's process group (the command only,
-// outside Linux).
-func (p *proc) signal(sig syscall.Signal) { _ = signalGroup(p.cmd.Process, sig) }
+// outside Linux). Once wait has begun to reap the command it does nothing: the command's pid,
+// the group's id, may then be reused.
+func (p *proc) signal(sig syscall.Signal) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.done {
+		_ = signalGroup(p.cmd.Process, sig)
+	}
+}
 
 // wait waits for the command's end and reaps it: cmd.Wait's error.
 func (p *proc) wait() error {
 	<-p.exited
+	p.mu.Lock()
+	p.done = true
+	p.mu.Unlock()
 	if p.reaped {
 		return p.err
 	}
