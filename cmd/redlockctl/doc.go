@@ -5,7 +5,7 @@
 //	redlockctl lock KEY --ttl D         take a lock; prints a lease handle (a secret) for:
 //	redlockctl extend HANDLE --ttl D    renew it
 //	redlockctl unlock HANDLE            release it
-//	redlockctl run --key K --ttl D -- CMD ARGS...   run CMD under the lock (like flock(1))
+//	redlockctl run KEY --ttl D -- CMD ARGS...       run CMD under the lock (like flock(1))
 //	redlockctl audit                    lock keys without a TTL, stray minority keys
 //	redlockctl doctor                   the masters' configuration, each finding with its fix
 //	redlockctl demo                     the story of locks and fencing on embedded masters

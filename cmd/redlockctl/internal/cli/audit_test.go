@@ -16,9 +16,10 @@ func TestAuditFindsTTLlessLockAndStrayAndFixesTTL(t *testing.T) {
 	c := clustertest.Start(t, 3, clustertest.AOFAlways)
 	ctx := context.Background()
 	rcs := c.Clients(t)
-	// The book's lock that never comes back: SETNX without EXPIRE, on every master.
+	// The book's lock that never comes back: SETNX without EXPIRE, on every
+	// master, with a lock value of the library (so that --fix-ttl may fix it).
 	for _, rc := range rcs {
-		if err := rc.SetNX(ctx, "lock:x", "holder-1", 0).Err(); err != nil {
+		if err := rc.SetNX(ctx, "lock:x", "00112233445566778899aabbccddeeff", 0).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}

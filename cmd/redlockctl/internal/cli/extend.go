@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/quorumlock/quorumlock/cluster"
+	"github.com/quorumlock/quorumlock/redlock"
 )
 
 func (a *app) newExtendCmd() *cobra.Command {
@@ -18,12 +20,15 @@ func (a *app) newExtendCmd() *cobra.Command {
 lease's value (it never recreates an expired or stolen key), and succeeds only if a majority agreed
 within the new validity. It prints the renewed handle (its validity moved) to stdout.
 
-Exit 5 when the lease is lost (its validity ended, or too many masters no longer hold it); exit 4
-when too few masters answered (the old validity stands).`,
+Exit 5 when the lease is lost (its validity ended, or too many masters no longer hold it); nothing
+is printed to stdout then. Exit 4 when too few masters answered: the masters that did renew keep the
+key for the new --ttl only, so extend prints the handle with its validity moved to the earlier of
+the old one and start + --ttl − drift (as the library's Lease.Extend does); use that handle from
+then on, not the old one.`,
 		Example: `  H=$(redlockctl extend "$H" --ttl 5m) || exit $?`,
 		Args:    exactArgs(1, "HANDLE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := positive("--ttl", ttl); err != nil {
+			if err := requiredPositive(cmd, "ttl", ttl); err != nil {
 				return err
 			}
 			h, c, err := a.openHandle(cmd, args[0])
@@ -43,10 +48,19 @@ when too few masters answered (the old validity stands).`,
 func (a *app) extend(cmd *cobra.Command, c *cluster.Cluster, h Handle, ttl time.Duration, verb string) error {
 	nh, o, err := extendHandle(cmd.Context(), c, a.g.timeout, h, ttl)
 	a.printRound(cmd, c.URLs(), o)
-	if err != nil {
-		return err
+	switch {
+	case err == nil:
+		return a.printLease(cmd, verb, nh)
+	case errors.Is(err, redlock.ErrLockLost):
+		return err // dead: no handle to give
 	}
-	return a.printLease(cmd, verb, nh)
+	// Too few masters answered, but those that ran the PEXPIRE keep the key
+	// for ttl only: the handle's validity moved (never later than before),
+	// and the old handle must not be used any more.
+	if perr := a.printLease(cmd, "could not extend", nh); perr != nil {
+		return errors.Join(err, perr)
+	}
+	return err
 }
 
 // printRound names, on stderr, each master that did not agree.

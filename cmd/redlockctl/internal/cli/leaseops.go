@@ -104,28 +104,46 @@ func ownerRound(ctx context.Context, c *cluster.Cluster, perMaster time.Duration
 
 // extendHandle renews the lease of h for ttl where the masters still hold
 // its value; on success it returns the handle with its new validity.
+//
+// On failure it moves the handle's validity the way redlock's Extend does:
+// the masters that ran the PEXPIRE keep the key for ttl only, which may be
+// shorter than what the handle claimed, so the returned handle is valid
+// until the earlier of its old validity and start + ttl − drift. The error
+// matches ErrLockLost when the lease has ended (more than M − quorum masters
+// no longer hold its value, or no validity is left): the returned handle is
+// then dead and must not be used. Otherwise it matches ErrNoQuorum and the
+// returned handle, still valid, is the one to use from now on.
 func extendHandle(ctx context.Context, c *cluster.Cluster, perMaster time.Duration, h Handle, ttl time.Duration) (Handle, quorumOutcome, error) {
 	start := time.Now()
 	if !start.Before(h.ValidUntil) {
 		return h, quorumOutcome{}, fmt.Errorf("extend %q: %w: its validity ended at %s", h.Key, redlock.ErrLockLost, h.ValidUntil.Format(time.RFC3339Nano))
 	}
 	o := ownerRound(ctx, c, perMaster, extendScript, h.Key, h.Value, ttl.Milliseconds())
-	if err := o.err("extend", h.Key); err != nil {
-		return h, o, err
+	newDeadline := start.Add(ttl - drift(ttl))
+	err := o.err("extend", h.Key)
+	if err == nil {
+		if !time.Now().Before(h.ValidUntil) {
+			// The old validity ran out while the round was under way: the lease
+			// ended, whatever the masters said (as redlock's Extend decides).
+			// Take the renewed keys back.
+			_, _ = releaseHandle(context.WithoutCancel(ctx), c, perMaster, h)
+			return h, o, fmt.Errorf("extend %q: %w: its validity ended at %s while extending", h.Key, redlock.ErrLockLost, h.ValidUntil.Format(time.RFC3339Nano))
+		}
+		if time.Now().Before(newDeadline) {
+			h.ValidUntil, h.TTLms = newDeadline, ttl.Milliseconds()
+			return h, o, nil
+		}
+		err = fmt.Errorf("extend %q: %w: no validity left after %v of a %v TTL", h.Key, redlock.ErrNoQuorum, time.Since(start), ttl)
 	}
-	if !time.Now().Before(h.ValidUntil) {
-		// The old validity ran out while the round was under way: the lease
-		// ended, whatever the masters said (as redlock's Extend decides).
-		// Take the renewed keys back.
-		_, _ = releaseHandle(context.WithoutCancel(ctx), c, perMaster, h)
-		return h, o, fmt.Errorf("extend %q: %w: its validity ended at %s while extending", h.Key, redlock.ErrLockLost, h.ValidUntil.Format(time.RFC3339Nano))
+	// Failed: the masters that ran the PEXPIRE keep the key for ttl only.
+	if newDeadline.Before(h.ValidUntil) {
+		h.ValidUntil, h.TTLms = newDeadline, ttl.Milliseconds()
 	}
-	validUntil := start.Add(ttl - drift(ttl))
-	if !time.Now().Before(validUntil) {
-		return h, o, fmt.Errorf("extend %q: %w: no validity left after %v", h.Key, redlock.ErrNoQuorum, time.Since(start))
+	if !errors.Is(err, redlock.ErrLockLost) && !time.Now().Before(h.ValidUntil) {
+		return h, o, fmt.Errorf("extend %q: %w: the lease is dead: the failed extend to %v moved its validity to %s, which has passed (%d of %d masters agreed, %d needed)",
+			h.Key, redlock.ErrLockLost, ttl, h.ValidUntil.Format(time.RFC3339Nano), o.ok, o.masters, o.quorum)
 	}
-	h.ValidUntil, h.TTLms = validUntil, ttl.Milliseconds()
-	return h, o, nil
+	return h, o, err
 }
 
 // releaseHandle deletes the lease's key wherever it still holds h's value,

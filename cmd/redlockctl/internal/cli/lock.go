@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"github.com/quorumlock/quorumlock/cmd/redlockctl/internal/inspect"
 	"io"
@@ -33,7 +34,7 @@ majority of masters); with --wait, lock retries until the lock is free or the wa
   redlockctl unlock "$H"`,
 		Args: exactArgs(1, "KEY"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := positive("--ttl", ttl); err != nil {
+			if err := requiredPositive(cmd, "ttl", ttl); err != nil {
 				return err
 			}
 			if wait < 0 {
@@ -131,6 +132,27 @@ func (a *app) explain(w io.Writer, err error) {
 	for _, line := range inspect.MasterErrors(err) {
 		fmt.Fprintln(w, "  "+line)
 	}
+}
+
+// requiredPositive checks a required duration flag: "--NAME is required"
+// when it was not given (rather than a complaint about a value nobody
+// typed), else positive.
+func requiredPositive(cmd *cobra.Command, name string, d time.Duration) error {
+	if !cmd.Flags().Changed(name) {
+		return usageError{fmt.Errorf("--%s is required (e.g. --%s 30s)", name, name)}
+	}
+	return positive("--"+name, d)
+}
+
+// requiredLimit checks --limit: required, at least 1.
+func requiredLimit(cmd *cobra.Command, limit int) error {
+	if !cmd.Flags().Changed("limit") {
+		return usageError{errors.New("--limit is required (e.g. --limit 4): every user of a semaphore gives the same limit")}
+	}
+	if limit < 1 {
+		return usageError{fmt.Errorf("--limit %d: must be at least 1", limit)}
+	}
+	return nil
 }
 
 func positive(flag string, d time.Duration) error {

@@ -122,7 +122,7 @@ func (a *app) newRoot() *cobra.Command {
 		Example: `  export REDLOCK_MASTERS=redis://10.0.0.1:6379,redis://10.0.0.2:6379,redis://10.0.0.3:6379
   redlockctl status                     # one line per master and a quorum verdict
   redlockctl status invoice:7           # who holds invoice:7, on which masters
-  redlockctl run --key nightly --ttl 30s -- ./nightly.sh`,
+  redlockctl run nightly --ttl 30s -- ./nightly.sh`,
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},

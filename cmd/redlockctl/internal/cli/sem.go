@@ -42,8 +42,8 @@ permit is lost (release or refresh of a permit whose slot was lost or timed out)
 // openSemaphore dials the masters and builds the semaphore; done closes
 // both.
 func (a *app) openSemaphore(cmd *cobra.Command, name string, limit int, opts ...semaphore.Option) (done func(), _ *cluster.Cluster, _ *semaphore.Semaphore, _ error) {
-	if limit < 1 {
-		return nil, nil, nil, usageError{fmt.Errorf("--limit %d: must be at least 1", limit)}
+	if err := requiredLimit(cmd, limit); err != nil {
+		return nil, nil, nil, err
 	}
 	c, err := a.connect(cmd.Context())
 	if err != nil {
@@ -114,8 +114,8 @@ every place is held (exit 3); with --wait it waits for a release.`,
 			if wait < 0 {
 				return usageError{fmt.Errorf("--wait %v: must not be negative", wait)}
 			}
-			if limit < 1 {
-				return usageError{fmt.Errorf("--limit %d: must be at least 1", limit)}
+			if err := requiredLimit(cmd, limit); err != nil {
+				return err
 			}
 			urls, err := a.masterURLs()
 			if err != nil {
@@ -180,8 +180,8 @@ func semExit(err error) error {
 // semHandle checks that HANDLE is a place of NAME with --limit places and
 // dials the masters it was issued for.
 func (a *app) semHandle(cmd *cobra.Command, name, arg string, limit int) (Handle, *cluster.Cluster, error) {
-	if limit < 1 {
-		return Handle{}, nil, usageError{fmt.Errorf("--limit %d: must be at least 1", limit)}
+	if err := requiredLimit(cmd, limit); err != nil {
+		return Handle{}, nil, err
 	}
 	h, c, err := a.openHandle(cmd, arg)
 	if err != nil {

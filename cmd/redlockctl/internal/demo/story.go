@@ -97,7 +97,7 @@ func (d *demo) window(ctx context.Context, rdb redis.UniversalClient) {
 			d.say("redlockctl audit: %s %s", f.Severity, f.Message)
 		}
 	}
-	d.check(err == nil && aerr == nil && found, "`redlockctl audit` finds %s without a TTL (its --fix-ttl would give it one)", windowKey)
+	d.check(err == nil && aerr == nil && found, "`redlockctl audit` finds %s without a TTL (a guess by its name and value: --fix-ttl gives a TTL only to proven quorumlock lock keys)", windowKey)
 
 	_ = rdb.Del(ctx, windowKey, naiveKey).Err()
 	ttl := 2 * time.Second

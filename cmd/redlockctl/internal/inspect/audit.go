@@ -12,6 +12,7 @@ import (
 	"time"
 
 	layout "github.com/quorumlock/quorumlock/internal/keys"
+	"github.com/quorumlock/quorumlock/redlock/semaphore"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -42,8 +43,13 @@ type Finding struct {
 	Message  string `json:"message"`
 	Fix      string `json:"fix,omitempty"`
 
-	value string // the lock value, for the owner-checked fix; never printed
+	value  string // the lock value, for the owner-checked fix; never printed
+	proven bool   // a quorumlock lock key beyond doubt: the only kind FixTTL touches
 }
+
+// Fixable reports whether FixTTL may give the finding's key a TTL: a no-ttl
+// finding of a key proven to be a quorumlock lock key (see Audit).
+func (f Finding) Fixable() bool { return f.Kind == KindNoTTL && f.proven }
 
 // MasterScan is one master's part of an audit.
 type MasterScan struct {
@@ -106,12 +112,21 @@ type masterKeys struct {
 // Audit SCANs every master (never KEYS) for lock keys and fencing counters.
 // A string key is a lock key when Match was given, or when it looks like one:
 // its value is a quorumlock lock value (32 hex digits), a fencing counter
-// exists for it, or its name contains "lock". Keys under layout.Prefix are
-// the library's own and never lock keys. Findings: lock keys without a TTL
-// (error), keys held by an owner on fewer than a majority of masters
-// (warning: stray), and fencing counters without a lock key (info). Values
-// longer than MaxValueLen bytes are not lock values; Audit reads at most
-// that much of each string key.
+// exists for it, or its name contains "lock". Keys under layout.Prefix and
+// semaphore.KeyPrefix are the library's own (counters, token buckets, sync
+// keys, semaphores) and never lock keys, whatever Match says.
+//
+// A lock key is proven (a quorumlock lock key beyond doubt) when its value
+// has the library's format (32 lowercase hex digits, 128 random bits) and
+// the same value is on at least a quorum of masters, or a fencing counter of
+// the library exists for the key. Findings: a proven lock key without a TTL
+// is an error (no-ttl, which FixTTL may repair); a key that only looks like
+// a lock (its name, Match, or a lock-like value on too few masters) without
+// a TTL is a warning (no-ttl) that no fix touches: it may be an application
+// key such as "chain:block:height". Keys held by an owner on fewer than a
+// majority of masters are warnings (stray), and fencing counters without a
+// lock key are info (counter-only). Values longer than MaxValueLen bytes are
+// not lock values; Audit reads at most that much of each string key.
 //
 // Audit fails only if ctx ends; an unreachable master is reported in
 // AuditReport.Masters (strays are then judged on the masters that answered).
@@ -155,6 +170,19 @@ func Audit(ctx context.Context, clients []redis.UniversalClient, urls []string, 
 		_, fenced := hasCounter[k]
 		return explicit || fenced || hexValue.MatchString(e.value) || strings.Contains(strings.ToLower(k), "lock")
 	}
+	held := map[string]map[string]int{} // key -> value -> masters holding it
+	for _, mk := range per {
+		for k, e := range mk.locks {
+			if held[k] == nil {
+				held[k] = map[string]int{}
+			}
+			held[k][e.value]++
+		}
+	}
+	proven := func(k string, e entry) bool {
+		_, fenced := hasCounter[k]
+		return hexValue.MatchString(e.value) && (fenced || held[k][e.value] >= quorum)
+	}
 	keys := map[string]bool{}
 	for _, mk := range per {
 		for k, e := range mk.locks {
@@ -176,26 +204,39 @@ func Audit(ctx context.Context, clients []redis.UniversalClient, urls []string, 
 				continue
 			}
 			owner := OwnerID(e.value)
-			f := Finding{Key: k, Master: i, Owner: owner, PTTLms: e.pttl, Fence: hasCounter[k], value: e.value}
-			if e.pttl == -1 {
+			f := Finding{Key: k, Master: i, Owner: owner, PTTLms: e.pttl, Fence: hasCounter[k], value: e.value, proven: proven(k, e)}
+			switch {
+			case e.pttl == -1 && f.proven:
 				f.Severity, f.Kind = SeverityError, KindNoTTL
 				f.Message = fmt.Sprintf("%s on master %d (owner %s) has no TTL: it never expires, so if its holder died nobody can take this lock again", k, i, owner)
 				f.Fix = "redlockctl audit --fix-ttl D --yes (sets a TTL where the key still holds this value), or DEL it once its holder is known to be gone"
+				rep.Findings = append(rep.Findings, f)
+			case e.pttl == -1:
+				f.Severity, f.Kind = SeverityWarning, KindNoTTL
+				f.Message = fmt.Sprintf("%s on master %d has no TTL and may be a lock (%s), but is not proven to be a quorumlock lock key (the library's lock value on a quorum of masters): it may be an application key", k, i, guessReason(explicit, k, e))
+				f.Fix = "--fix-ttl leaves it alone: if it is a lock whose holder is gone, EXPIRE or DEL it by hand"
 				rep.Findings = append(rep.Findings, f)
 			}
 			if owners[owner] < quorum && answered >= quorum {
 				g := f
 				g.Severity, g.Kind = SeverityWarning, KindStray
 				g.Message = fmt.Sprintf("%s on master %d is held by owner %s on only %d of %d masters (a lock needs %d): a stray minority key, left by a failed attempt or a lost lease", k, i, owner, owners[owner], len(clients), quorum)
-				g.Fix = "it blocks nobody's majority and goes away with its TTL"
-				if e.pttl == -1 {
+				switch {
+				case e.pttl != -1:
+					g.Fix = "it blocks nobody's majority and goes away with its TTL"
+				case f.proven:
 					g.Fix = "it never expires: fix its TTL (--fix-ttl) or DEL it"
+				default:
+					g.Fix = "it never expires: DEL or EXPIRE it by hand once it is known to be no live lock (--fix-ttl touches only proven lock keys)"
 				}
 				rep.Findings = append(rep.Findings, g)
 			}
 		}
 	}
 	for _, k := range sortedKeys(hasCounterSet(hasCounter)) {
+		if isLibraryKey(k) {
+			continue
+		}
 		held := false
 		for _, mk := range per {
 			if _, ok := mk.locks[k]; ok {
@@ -221,7 +262,7 @@ func scanMaster(ctx context.Context, rc redis.UniversalClient, opt AuditOptions)
 	var keys []string
 	it := rc.ScanType(ctx, 0, opt.Match, int64(opt.Batch), "string").Iterator()
 	for it.Next(ctx) {
-		if k := it.Val(); !strings.HasPrefix(k, layout.Prefix) {
+		if k := it.Val(); !isLibraryKey(k) {
 			keys = append(keys, k)
 		}
 	}
@@ -275,15 +316,35 @@ func scanMaster(ctx context.Context, rc redis.UniversalClient, opt AuditOptions)
 	return mk
 }
 
+// isLibraryKey reports whether key is one of the library's own: its
+// counters, token buckets, sync keys and certificates (layout.Prefix), or a
+// semaphore's keys (semaphore.KeyPrefix). Lock keys may start with neither.
+func isLibraryKey(key string) bool {
+	return strings.HasPrefix(key, layout.Prefix) || strings.HasPrefix(key, semaphore.KeyPrefix)
+}
+
+// guessReason says why a key that is not proven looks like a lock.
+func guessReason(explicit bool, k string, e entry) string {
+	switch {
+	case explicit:
+		return "it matches --match"
+	case hexValue.MatchString(e.value):
+		return "its value looks like a lock value, but on too few masters"
+	}
+	return fmt.Sprintf("its name %q contains \"lock\"", k)
+}
+
 var fixTTLScript = redis.NewScript(`if redis.call('GET', KEYS[1]) == ARGV[1] and redis.call('PTTL', KEYS[1]) == -1 then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   return 1
 end
 return 0`)
 
-// FixTTL sets ttl on every no-TTL finding's key, on its master, only where
-// the key still holds the value audited and still has no TTL. It returns
-// how many keys it fixed, and the errors of the masters it could not reach.
+// FixTTL sets ttl on the key of every Fixable finding (a no-TTL key proven
+// to be a quorumlock lock key), on its master, only where the key still
+// holds the value audited and still has no TTL. A key that only looks like
+// a lock is never touched. It returns how many keys it fixed, and the
+// errors of the masters it could not reach.
 func FixTTL(ctx context.Context, clients []redis.UniversalClient, rep AuditReport, ttl time.Duration) (int, error) {
 	if ttl <= 0 || ttl%time.Millisecond != 0 {
 		return 0, fmt.Errorf("fix TTL %v: must be a positive whole number of milliseconds", ttl)
@@ -291,7 +352,7 @@ func FixTTL(ctx context.Context, clients []redis.UniversalClient, rep AuditRepor
 	fixed := 0
 	var errs []error
 	for _, f := range rep.Findings {
-		if f.Kind != KindNoTTL {
+		if !f.Fixable() {
 			continue
 		}
 		n, err := fixTTLScript.Run(ctx, clients[f.Master], []string{f.Key}, f.value, ttl.Milliseconds()).Int64()
