@@ -163,10 +163,12 @@ func WithoutQuarantine() Option {
 
 // WithDataLossTolerance makes the Client safe when at most f masters lose
 // data (a restart without appendfsync always, a FLUSHALL, a rollback to an
-// older snapshot, a failover to a lagging replica) while a lease lives,
-// without detecting any of it: the quorum becomes ⌊(M+f)/2⌋ + 1, so any two
-// quorums share at least f+1 masters and one of them kept the earlier
-// lease's key and fencing counter (docs/safety.md). With f > 0 the restart
+// older snapshot, a failover to a lagging replica) within a lease's span
+// (from the first request of its attempt until it has ended and the key's
+// next lease is acquired), without detecting any of it: the quorum becomes
+// ⌊(M+f)/2⌋ + 1, so any two quorums share at least f+1 masters and one of
+// them kept the earlier lease's key and fencing counter (docs/safety.md;
+// checked in the SPIN model fencing/model/tolerant.pml). With f > 0 the restart
 // quarantine is not needed and is off: no probes decide a vote, restarted
 // masters vote at once, and WithQuarantine or WithoutQuarantine beside it is
 // an error. The price is availability: five masters with f = 1 need four

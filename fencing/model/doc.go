@@ -33,6 +33,16 @@
 // -DNARROW_ALLGRANT, the fast path without the rule for rounds that counted
 // a quarantined grant. SPIN must refute each of them.
 //
+// tolerant.pml models the data-loss-tolerant quorum of
+// redlock.WithDataLossTolerance(f): M = 2 to 5 masters, quorum
+// ⌊(M+f)/2⌋ + 1, no quarantine at all, and any master losing its key and
+// counter (or rolling back to an older counter) at any step, as long as at
+// most f distinct masters lose data within one lease's span (from its
+// attempt's first request until it has ended and the next lease is
+// acquired). SPIN checks mutual exclusion and growing tokens for M = 3, 4
+// and 5, and refutes q = majority without the quarantine and two weaker
+// fault models.
+//
 // The test (go test ./fencing/model/) needs spin and gcc on PATH and fails if
 // they are missing. It runs spin -a, compiles the generated verifier pan and
 // runs an exhaustive search for each configuration, asserting that the sound
