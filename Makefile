@@ -5,7 +5,7 @@ GO ?= go
 # PostgreSQL server, and spin for the Promela model (gcc compiles its verifier).
 DEBS := redis-server postgresql spin gcc
 
-.PHONY: all demo test deps vet fmt-check bench bench-peers fuzz image compose-up compose-down
+.PHONY: all demo test deps vet fmt-check bench bench-peers fuzz mutants image compose-up compose-down
 
 all: test
 
@@ -65,6 +65,13 @@ fuzz:
 	  budget=$${FUZZTIME:-$$budget}; echo "fuzz $$name ($$pkg, $$budget)"; \
 	  $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $$budget $$pkg; \
 	done
+
+## mutants: the fault suite's mutation score: the library built with each deliberate bug
+## (jepsen-like/mutants), the default fault mix run against each (seed 1, at most 90 s each;
+## about 20 minutes on 2 cores); the table goes into docs/jepsen-like.md
+MUTANTS_FLAGS ?=
+mutants: deps
+	$(GO) run ./jepsen-like/cmd/jepsen-like mutants --out docs/jepsen-like.md $(MUTANTS_FLAGS)
 
 ## image: the local Redis image (FROM scratch, Debian's redis-server) for docker-compose
 image: deps

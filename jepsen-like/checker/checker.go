@@ -40,19 +40,47 @@ type Checker interface {
 	Check(events []history.Event) Result
 }
 
+// Applier is a Checker with a domain: Applies reports whether a history has
+// anything of it (a lock acquire, a register operation, a semaphore
+// acquire). Run skips checkers whose domain is absent.
+type Applier interface {
+	Checker
+	Applies(events []history.Event) bool
+}
+
 // All returns the four checkers: mutex, tokens, fenced-register, semaphore.
 func All() []Checker {
 	return []Checker{Mutex{}, Tokens{}, FencedRegister{}, Semaphore{}}
 }
 
-// Run runs every checker on events.
+// NothingToCheck is the name of the result Run gives when no checker's
+// domain is in the history (an empty history, nemesis events only).
+const NothingToCheck = "history"
+
+// Run runs the checkers (default All) on events. A checker that is an
+// Applier runs only if it applies: a lock history gets no register or
+// semaphore verdict. Of the checkers that run, one with nothing to check in
+// its domain (no hold, no completed operation, no token) says unknown. If
+// no Applier applies at all, the results include one unknown result named
+// NothingToCheck: a verdict needs evidence.
 func Run(events []history.Event, checkers ...Checker) []Result {
 	if len(checkers) == 0 {
 		checkers = All()
 	}
 	out := make([]Result, 0, len(checkers))
+	domain := false
 	for _, c := range checkers {
+		if a, ok := c.(Applier); ok {
+			if !a.Applies(events) {
+				continue
+			}
+			domain = true
+		}
 		out = append(out, c.Check(events))
+	}
+	if !domain {
+		out = append([]Result{{Checker: NothingToCheck, Verdict: Unknown,
+			Explanation: fmt.Sprintf("%d events, none an acquire, write or read: nothing to check", len(events))}}, out...)
 	}
 	return out
 }

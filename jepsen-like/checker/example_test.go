@@ -28,7 +28,7 @@ func Example() {
 	}
 	fmt.Println("exit code", checker.ExitCode(checker.Overall(results)))
 	// Output:
-	// mutex invalid, tokens valid, fenced-register valid, semaphore valid
+	// mutex invalid, tokens valid
 	// 1 0 ok
 	// 3 1 ok
 	// exit code 1

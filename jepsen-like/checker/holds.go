@@ -1,11 +1,28 @@
 package checker
 
 import (
-	"strconv"
-	"strings"
-
 	"github.com/quorumlock/quorumlock/jepsen-like/history"
 )
+
+// Pos is a point of a history: a time and, for an event, its index, so
+// that events with equal times keep the order of their indices. A deadline
+// (valid_until_ns) has index -1: it comes before every event of its time.
+type Pos struct {
+	TimeNS int64
+	Index  int
+}
+
+// Less orders positions by time, then index.
+func (p Pos) Less(q Pos) bool {
+	if p.TimeNS != q.TimeNS {
+		return p.TimeNS < q.TimeNS
+	}
+	return p.Index < q.Index
+}
+
+func at(e history.Event) Pos { return Pos{e.TimeNS, e.Index} }
+
+func deadline(ns int64) Pos { return Pos{ns, -1} }
 
 // Hold is a period in which a process believed it held a key: from its
 // acquire's ok to the earlier of its release's invoke and valid_until_ns.
@@ -16,12 +33,17 @@ type Hold struct {
 	Limit   int // semaphore limit ("limit=N" on the acquire); 0 for a lock
 	Start   int64
 	End     int64
+	// From and To are Start and End as positions (ties broken by index).
+	From, To Pos
+	// Invoke is the acquire's invoke (its TimeNS and TTLNS).
+	Invoke history.Event
 	// Proof are the acquire's ok and, if there was one, the release's invoke.
 	Proof []history.Event
 }
 
-// Holds extracts the holds of a history, in the order of their acquires.
-// Holds whose validity had run out before the ok was recorded are left out.
+// Holds extracts the holds of a validated history, in the order of their
+// acquires. Holds whose validity had run out before the ok was recorded are
+// left out.
 func Holds(events []history.Event) []Hold {
 	var holds []Hold
 	current := make(map[int]int) // process → index in holds of its open hold
@@ -35,9 +57,11 @@ func Holds(events []history.Event) []Hold {
 		}
 		switch {
 		case e.F == history.Acquire && e.Type == history.OK:
+			inv := invokes[e.Process]
+			limit, _ := inv.Limit()
 			h := Hold{Process: e.Process, Key: e.Key, Token: e.Token, Start: e.TimeNS, End: e.ValidUntilNS,
-				Limit: limitOf(invokes[e.Process].Value, e.Value), Proof: []history.Event{e}}
-			if h.End <= h.Start {
+				From: at(e), To: deadline(e.ValidUntilNS), Limit: limit, Invoke: inv, Proof: []history.Event{e}}
+			if !h.From.Less(h.To) {
 				delete(current, e.Process)
 				continue
 			}
@@ -49,8 +73,8 @@ func Holds(events []history.Event) []Hold {
 				continue
 			}
 			delete(current, e.Process)
-			if e.TimeNS < holds[i].End {
-				holds[i].End = e.TimeNS
+			if p := at(e); p.Less(holds[i].To) {
+				holds[i].End, holds[i].To = e.TimeNS, p
 				holds[i].Proof = append(holds[i].Proof, e)
 			}
 		}
@@ -58,16 +82,6 @@ func Holds(events []history.Event) []Hold {
 	return holds
 }
 
-// limitOf reads "limit=N" from an acquire's invoke or ok value.
-func limitOf(values ...string) int {
-	for _, v := range values {
-		if s, ok := strings.CutPrefix(v, "limit="); ok {
-			if n, err := strconv.Atoi(s); err == nil && n > 0 {
-				return n
-			}
-		}
-	}
-	return 0
-}
-
-func overlap(a, b Hold) bool { return a.Start < b.End && b.Start < a.End }
+// overlap says whether two holds overlap; holds are half-open intervals
+// [From, To).
+func overlap(a, b Hold) bool { return a.From.Less(b.To) && b.From.Less(a.To) }

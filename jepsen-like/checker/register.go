@@ -2,10 +2,9 @@ package checker
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"time"
-
-	"github.com/anishathalye/porcupine"
 
 	"github.com/quorumlock/quorumlock/jepsen-like/history"
 )
@@ -16,173 +15,193 @@ import (
 // invoked), and the history is linearizable for a fenced register (a call
 // with token T is accepted iff T is at least the highest token seen, and an
 // accepted call raises it to T; a rejected call, "fail", changes nothing).
-// Writes and reads completed with info (unknown outcome) or never completed
-// are left out: the stores the suite uses answer every call.
+//
+// Operations completed with info (unknown outcome), or never completed, may
+// have taken effect at any time after their invoke, or never: porcupine
+// sees them with an infinite return time, as Knossos does.
+//
+// Each register's operations are checked in windows, one after the other:
+// a window ends where no operation is open and the register's state (token,
+// value) is the same in every linearization of the window, so that the next
+// window starts from it. The search stops at the first window that is not
+// linearizable, which is also the proof. Memory and time grow with the
+// largest window, not with the history.
 type FencedRegister struct {
-	// Timeout bounds the linearizability search; on expiry the verdict is
-	// unknown. Default 10 s.
+	// Timeout bounds the linearizability search of the whole history; on
+	// expiry the verdict is unknown. Default 10 s.
 	Timeout time.Duration
 }
 
 // Name returns "fenced-register".
 func (FencedRegister) Name() string { return "fenced-register" }
 
-type regOp struct {
-	key        string
-	write      bool
-	token      uint64
-	value      string
-	ok         bool
-	call, ret  int64
-	inv, compl history.Event
+// Applies reports whether the history has a write or a read.
+func (FencedRegister) Applies(events []history.Event) bool {
+	for _, e := range events {
+		if e.F == history.Write || e.F == history.Read {
+			return true
+		}
+	}
+	return false
 }
 
-type regInput struct {
+// infinity is the return position of an operation with an unknown outcome.
+const infinity = math.MaxInt64
+
+type outcomeKind uint8
+
+const (
+	opOK outcomeKind = iota
+	opFail
+	opInfo
+)
+
+type regOp struct {
+	key   string
 	write bool
 	token uint64
-	value string
+	value string // written, or read
+	kind  outcomeKind
+	// call and ret are the invoke's and the completion's indices (ret is
+	// infinity for info): indices order events exactly, equal times too.
+	call, ret int
+	inv       *history.Event // into the checked history
+	compl     *history.Event // nil for an invoke left open
 }
 
-type regOutput struct {
-	ok    bool
-	value string
+func (o regOp) events() []history.Event {
+	if o.compl == nil {
+		return []history.Event{*o.inv}
+	}
+	return []history.Event{*o.inv, *o.compl}
 }
 
-type regState struct {
-	token uint64
-	value string
+func (o regOp) String() string {
+	var s string
+	if o.write {
+		s = fmt.Sprintf("write(%q, token %d)", o.value, o.token)
+	} else {
+		s = fmt.Sprintf("read(token %d) → %q", o.token, o.value)
+	}
+	switch o.kind {
+	case opFail:
+		s += " rejected"
+	case opInfo:
+		s += " unknown outcome"
+	}
+	if o.compl == nil {
+		return fmt.Sprintf("%s (#%d, process %d, never completed)", s, o.inv.Index, o.inv.Process)
+	}
+	return fmt.Sprintf("%s (#%d–#%d, process %d)", s, o.inv.Index, o.compl.Index, o.inv.Process)
 }
 
-var registerModel = porcupine.Model{
-	Partition: func(ops []porcupine.Operation) [][]porcupine.Operation {
-		byKey := make(map[string][]porcupine.Operation)
-		for _, op := range ops {
-			k := op.Metadata.(string)
-			byKey[k] = append(byKey[k], op)
-		}
-		out := make([][]porcupine.Operation, 0, len(byKey))
-		for _, k := range sortedKeys(byKey) {
-			out = append(out, byKey[k])
-		}
-		return out
-	},
-	Init: func() interface{} { return regState{} },
-	Step: func(state, input, output interface{}) (bool, interface{}) {
-		st, in, out := state.(regState), input.(regInput), output.(regOutput)
-		if !out.ok {
-			return in.token <= st.token, st
-		}
-		if in.token < st.token {
-			return false, st
-		}
-		if in.write {
-			return true, regState{token: in.token, value: in.value}
-		}
-		return out.value == st.value, regState{token: in.token, value: st.value}
-	},
-	DescribeOperation: func(input, output interface{}) string {
-		in, out := input.(regInput), output.(regOutput)
-		res := "rejected"
-		if out.ok {
-			res = "ok"
-		}
-		if in.write {
-			return fmt.Sprintf("write(%q, token %d) %s", in.value, in.token, res)
-		}
-		return fmt.Sprintf("read(token %d) → %q %s", in.token, out.value, res)
-	},
-}
-
-// Check runs the stale-write check, then porcupine.
+// Check runs the stale-write check, then the windowed linearizability
+// check. With no write or read completed with ok or fail the verdict is
+// unknown.
 func (r FencedRegister) Check(events []history.Event) Result {
 	ops := registerOps(events)
-	if len(ops) == 0 {
-		return Result{Checker: r.Name(), Verdict: Valid, Explanation: "no completed write or read in the history"}
+	known := 0
+	for _, o := range ops {
+		if o.kind != opInfo {
+			known++
+		}
+	}
+	if known == 0 {
+		return Result{Checker: r.Name(), Verdict: Unknown,
+			Explanation: fmt.Sprintf("%d register operations, none with a known outcome: nothing to check", len(ops))}
 	}
 	if res, bad := staleWrites(ops); bad {
 		res.Checker = r.Name()
 		return res
 	}
-	pops := make([]porcupine.Operation, len(ops))
-	for i, o := range ops {
-		pops[i] = porcupine.Operation{ClientId: o.inv.Process, Call: o.call, Return: o.ret, Metadata: o.key,
-			Input: regInput{write: o.write, token: o.token, value: o.value}, Output: regOutput{ok: o.ok, value: o.value}}
-	}
 	timeout := r.Timeout
 	if timeout <= 0 {
 		timeout = 10 * time.Second
 	}
-	switch porcupine.CheckOperationsTimeout(registerModel, pops, timeout) {
-	case porcupine.Ok:
-		return Result{Checker: r.Name(), Verdict: Valid,
-			Explanation: fmt.Sprintf("%d register operations, no stale write accepted, linearizable", len(ops))}
-	case porcupine.Illegal:
-		var proof []history.Event
-		for _, o := range ops {
-			proof = append(proof, o.inv, o.compl)
-		}
-		if len(proof) > 40 {
-			proof = proof[len(proof)-40:]
-		}
-		return Result{Checker: r.Name(), Verdict: Invalid, Ops: sortEvents(proof),
-			Explanation: fmt.Sprintf("%d register operations are not linearizable for a fenced register (porcupine)", len(ops))}
-	default:
-		return Result{Checker: r.Name(), Verdict: Unknown,
-			Explanation: fmt.Sprintf("linearizability search over %d operations timed out after %s", len(ops), timeout)}
+	deadline := time.Now().Add(timeout)
+	byKey := make(map[string][]regOp)
+	for _, o := range ops {
+		byKey[o.key] = append(byKey[o.key], o)
 	}
+	windows, largest := 0, 0
+	for _, key := range sortedKeys(byKey) {
+		res, n, big := checkKey(key, byKey[key], deadline)
+		windows += n
+		largest = max(largest, big)
+		if res != nil {
+			res.Checker = r.Name()
+			if res.Verdict == Unknown {
+				res.Explanation += fmt.Sprintf(" (timeout %s)", timeout)
+			}
+			return *res
+		}
+	}
+	return Result{Checker: r.Name(), Verdict: Valid,
+		Explanation: fmt.Sprintf("%d register operations, no stale write accepted, linearizable (%d windows, the largest of %d operations)", len(ops), windows, largest)}
 }
 
-// registerOps pairs the invokes and completions of writes and reads.
+// registerOps pairs the invokes and completions of writes and reads, in
+// invoke order; an invoke left open at the end is an info operation.
 func registerOps(events []history.Event) []regOp {
 	var ops []regOp
-	open := make(map[int]history.Event)
-	for _, e := range events {
+	open := make(map[int]int) // process → index in ops
+	for k := range events {
+		e := &events[k]
 		if e.F != history.Write && e.F != history.Read {
 			continue
 		}
 		if e.Type == history.Invoke {
-			open[e.Process] = e
+			open[e.Process] = len(ops)
+			ops = append(ops, regOp{key: e.Key, write: e.F == history.Write, token: e.Token, value: e.Value,
+				kind: opInfo, call: e.Index, ret: infinity, inv: e})
 			continue
 		}
-		inv, ok := open[e.Process]
+		i, ok := open[e.Process]
+		if !ok {
+			continue
+		}
 		delete(open, e.Process)
-		if !ok || e.Type == history.Info {
-			continue
+		o := &ops[i]
+		o.compl = e
+		switch e.Type {
+		case history.OK:
+			o.kind, o.ret = opOK, e.Index
+		case history.Fail:
+			o.kind, o.ret = opFail, e.Index
 		}
-		o := regOp{key: inv.Key, write: inv.F == history.Write, token: inv.Token, value: inv.Value,
-			ok: e.Type == history.OK, call: inv.TimeNS, ret: e.TimeNS, inv: inv, compl: e}
 		if !o.write {
 			o.value = e.Value
 		}
-		ops = append(ops, o)
 	}
 	return ops
 }
 
 // staleWrites finds an accepted write whose token is below that of a write
-// accepted, and completed, before it was invoked.
+// accepted, and completed, before it was invoked: no linearization allows
+// it (the register's token only grows, and the earlier write raised it).
 func staleWrites(ops []regOp) (Result, bool) {
 	byKey := make(map[string][]regOp)
 	for _, o := range ops {
-		if o.write && o.ok {
+		if o.write && o.kind == opOK {
 			byKey[o.key] = append(byKey[o.key], o)
 		}
 	}
 	for _, key := range sortedKeys(byKey) {
 		ws := byKey[key]
+		sort.SliceStable(ws, func(i, j int) bool { return ws[i].call < ws[j].call })
 		byRet := append([]regOp(nil), ws...)
 		sort.SliceStable(byRet, func(i, j int) bool { return byRet[i].ret < byRet[j].ret })
 		j := 0
 		var best *regOp
-		for _, w := range ws { // ws is in invoke order
+		for _, w := range ws { // in invoke order
 			for ; j < len(byRet) && byRet[j].ret < w.call; j++ {
 				if best == nil || byRet[j].token > best.token {
 					best = &byRet[j]
 				}
 			}
 			if best != nil && w.token < best.token {
-				return Result{Verdict: Invalid, Ops: sortEvents([]history.Event{best.inv, best.compl, w.inv, w.compl}),
-					Explanation: fmt.Sprintf("register %q: write with token %d (#%d, process %d) accepted after the write with token %d (#%d, process %d)",
+				return Result{Verdict: Invalid, Ops: sortEvents([]history.Event{*best.inv, *best.compl, *w.inv, *w.compl}),
+					Explanation: fmt.Sprintf("register %q: write with token %d (#%d, process %d) invoked after the write with token %d (#%d, process %d) was accepted, and accepted too",
 						key, w.token, w.compl.Index, w.inv.Process, best.token, best.compl.Index, best.inv.Process)}, true
 			}
 		}

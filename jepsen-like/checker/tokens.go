@@ -15,8 +15,12 @@ type Tokens struct{}
 // Name returns "tokens".
 func (Tokens) Name() string { return "tokens" }
 
+// Applies reports whether the history has a lock acquire.
+func (Tokens) Applies(events []history.Event) bool { return hasLockAcquire(events) }
+
 // Check compares each hold with the greatest token of the holds that ended
-// before it started.
+// before it started. With no lock hold carrying a token the verdict is
+// unknown.
 func (t Tokens) Check(events []history.Event) Result {
 	byKey := make(map[string][]Hold)
 	n := 0
@@ -27,20 +31,20 @@ func (t Tokens) Check(events []history.Event) Result {
 		}
 	}
 	if n == 0 {
-		return Result{Checker: t.Name(), Verdict: Valid, Explanation: "no hold carried a token"}
+		return Result{Checker: t.Name(), Verdict: Unknown, Explanation: "no lock hold carried a token: nothing to check"}
 	}
 	var found []string
 	var proof []history.Event
 	for _, key := range sortedKeys(byKey) {
 		hs := byKey[key]
 		byStart := append([]Hold(nil), hs...)
-		sort.SliceStable(byStart, func(i, j int) bool { return byStart[i].Start < byStart[j].Start })
+		sort.SliceStable(byStart, func(i, j int) bool { return byStart[i].From.Less(byStart[j].From) })
 		byEnd := append([]Hold(nil), hs...)
-		sort.SliceStable(byEnd, func(i, j int) bool { return byEnd[i].End < byEnd[j].End })
+		sort.SliceStable(byEnd, func(i, j int) bool { return byEnd[i].To.Less(byEnd[j].To) })
 		var best *Hold // the ended hold with the greatest token
 		j := 0
 		for _, h := range byStart {
-			for ; j < len(byEnd) && byEnd[j].End <= h.Start; j++ {
+			for ; j < len(byEnd) && !h.From.Less(byEnd[j].To); j++ {
 				if best == nil || byEnd[j].Token > best.Token {
 					best = &byEnd[j]
 				}

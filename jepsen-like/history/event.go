@@ -3,6 +3,9 @@ package history
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
+	"time"
 )
 
 // ErrInvalid is wrapped by every error about a malformed history or event.
@@ -55,6 +58,10 @@ type Event struct {
 	// ValidUntilNS is, on an acquire's ok, the holder's local deadline on the
 	// same clock as TimeNS.
 	ValidUntilNS int64 `json:"valid_until_ns,omitempty"`
+	// TTLNS is, on an acquire's invoke, the TTL asked for (0: not recorded;
+	// histories written before it was added have none). The mutex checker
+	// then bounds the ok's valid_until_ns by invoke + TTL − drift allowance.
+	TTLNS int64 `json:"ttl_ns,omitempty"`
 }
 
 // String is a short human form, e.g. "#12 p3 ok acquire k token=7".
@@ -80,6 +87,9 @@ func (e Event) String() string {
 	if e.ValidUntilNS != 0 {
 		s += fmt.Sprintf(" valid_until=%.3fs", float64(e.ValidUntilNS)/1e9)
 	}
+	if e.TTLNS != 0 {
+		s += fmt.Sprintf(" ttl=%v", time.Duration(e.TTLNS))
+	}
 	return s
 }
 
@@ -97,4 +107,22 @@ func validF(f F) bool {
 		return true
 	}
 	return false
+}
+
+// Limit reads a semaphore acquire's value: "limit=N" gives N (N ≥ 1), ""
+// gives 0 (a lock), anything else an error. Only acquire invokes and oks
+// carry a limit; a failed acquire's value is its error.
+func (e Event) Limit() (int, error) {
+	if e.F != Acquire || e.Value == "" || (e.Type != Invoke && e.Type != OK) {
+		return 0, nil
+	}
+	s, ok := strings.CutPrefix(e.Value, "limit=")
+	if !ok {
+		return 0, fmt.Errorf("%w: event #%d: acquire value %q (want empty for a lock or limit=N for a semaphore)", ErrInvalid, e.Index, e.Value)
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%w: event #%d: semaphore limit %q is not a positive integer", ErrInvalid, e.Index, s)
+	}
+	return n, nil
 }

@@ -56,3 +56,37 @@ func TestRecorderRoundTrip(t *testing.T) {
 		t.Fatalf("round trip: %v", back)
 	}
 }
+
+// Issue 18 §1: validation as docs/jepsen-like.md says.
+func TestDecodeRejectsWhatTheFormatForbids(t *testing.T) {
+	inv := `{"index":0,"process":0,"type":"invoke","f":"acquire","key":"k","time_ns":0}`
+	cases := map[string]string{
+		"index gap":          inv + "\n" + `{"index":2,"process":0,"type":"ok","f":"acquire","key":"k","time_ns":1,"valid_until_ns":9}`,
+		"not from 0":         `{"index":1,"process":0,"type":"invoke","f":"acquire","key":"k","time_ns":0}`,
+		"completion key":     inv + "\n" + `{"index":1,"process":0,"type":"ok","f":"acquire","key":"other","time_ns":1,"valid_until_ns":9}`,
+		"time_ns null":       `{"index":0,"process":0,"type":"invoke","f":"acquire","key":"k","time_ns":null}`,
+		"process null":       `{"index":0,"process":null,"type":"invoke","f":"acquire","key":"k","time_ns":0}`,
+		"limit not a number": `{"index":0,"process":0,"type":"invoke","f":"acquire","key":"s","value":"limit=abc","time_ns":0}`,
+		"limit 0":            `{"index":0,"process":0,"type":"invoke","f":"acquire","key":"s","value":"limit=0","time_ns":0}`,
+		"acquire value":      `{"index":0,"process":0,"type":"invoke","f":"acquire","key":"s","value":"hello","time_ns":0}`,
+		"limits differ": `{"index":0,"process":0,"type":"invoke","f":"acquire","key":"s","value":"limit=2","time_ns":0}` + "\n" +
+			`{"index":1,"process":0,"type":"ok","f":"acquire","key":"s","value":"limit=3","time_ns":1,"valid_until_ns":9}`,
+		"ttl on an ok": inv + "\n" + `{"index":1,"process":0,"type":"ok","f":"acquire","key":"k","time_ns":1,"valid_until_ns":9,"ttl_ns":5}`,
+		"negative ttl": `{"index":0,"process":0,"type":"invoke","f":"acquire","key":"k","time_ns":0,"ttl_ns":-1}`,
+	}
+	for name, in := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := Decode(strings.NewReader(in))
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("Decode: %v, want ErrInvalid", err)
+			}
+			t.Log(err)
+		})
+	}
+	// A failed acquire's value is its error; ttl_ns on the invoke is fine.
+	ok := `{"index":0,"process":0,"type":"invoke","f":"acquire","key":"k","time_ns":0,"ttl_ns":1000000000}` + "\n" +
+		`{"index":1,"process":0,"type":"fail","f":"acquire","key":"k","value":"error: not acquired","time_ns":1}`
+	if _, err := Decode(strings.NewReader(ok)); err != nil {
+		t.Fatal(err)
+	}
+}

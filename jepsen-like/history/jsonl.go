@@ -41,8 +41,9 @@ func Decode(r io.Reader) ([]Event, error) {
 	return events, nil
 }
 
-// requireFields rejects lines without index, process, type, f or time_ns:
-// a zero value is valid for some of them, so absence must be seen in the JSON.
+// requireFields rejects lines without index, process, type, f or time_ns,
+// and null for any field: a zero value is valid for some of them, so absence
+// (and null, which decodes as zero) must be seen in the JSON.
 func requireFields(b []byte) error {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(b, &m); err != nil {
@@ -51,6 +52,11 @@ func requireFields(b []byte) error {
 	for _, f := range []string{"index", "process", "type", "f", "time_ns"} {
 		if _, ok := m[f]; !ok {
 			return fmt.Errorf("missing field %q", f)
+		}
+	}
+	for f, v := range m {
+		if string(bytes.TrimSpace(v)) == "null" {
+			return fmt.Errorf("field %q is null", f)
 		}
 	}
 	return nil

@@ -2,23 +2,29 @@ package history
 
 import "fmt"
 
-// Validate checks a whole history: indices strictly increase, times never go
-// back, types and functions are known, nemesis events are info events of
-// process -1, every completion follows an invoke of the same process and
-// function, no process invokes twice without a completion in between, and an
-// acquire's ok carries valid_until_ns. An invoke left open at the end is
-// allowed (it counts as info). Errors wrap ErrInvalid and name the event.
+// Validate checks a whole history: indices run 0, 1, 2, ... without a gap,
+// times never go back (events with equal times are ordered by index), types
+// and functions are known, nemesis events are info events of process -1,
+// every completion follows an invoke of the same process, function and key,
+// no process invokes twice without a completion in between, an acquire's ok
+// carries valid_until_ns, an acquire's value is empty (a lock) or limit=N
+// with N ≥ 1 (a semaphore, the same on its invoke and ok), and ttl_ns is
+// positive and on an acquire's invoke only. An invoke left open at the end
+// is allowed (it counts as info). Errors wrap ErrInvalid and name the event.
 func Validate(events []Event) error {
 	open := make(map[int]Event)
 	for i, e := range events {
 		if err := checkEvent(e); err != nil {
 			return err
 		}
+		if e.Index != i {
+			if i == 0 {
+				return fmt.Errorf("%w: the first event has index %d, want 0", ErrInvalid, e.Index)
+			}
+			return fmt.Errorf("%w: event %d: index %d after %d (want %d: indices run from 0 without gaps)", ErrInvalid, i, e.Index, events[i-1].Index, i)
+		}
 		if i > 0 {
 			prev := events[i-1]
-			if e.Index <= prev.Index {
-				return fmt.Errorf("%w: event %d: index %d does not increase (previous %d)", ErrInvalid, i, e.Index, prev.Index)
-			}
 			if e.TimeNS < prev.TimeNS {
 				return fmt.Errorf("%w: event #%d: time_ns %d goes back (previous %d)", ErrInvalid, e.Index, e.TimeNS, prev.TimeNS)
 			}
@@ -36,6 +42,10 @@ func Validate(events []Event) error {
 			return fmt.Errorf("%w: event #%d: %s %s of process %d without an invoke", ErrInvalid, e.Index, e.Type, e.F, e.Process)
 		case inv.F != e.F:
 			return fmt.Errorf("%w: event #%d: completion %s of process %d does not match its invoke #%d (%s)", ErrInvalid, e.Index, e.F, e.Process, inv.Index, inv.F)
+		case inv.Key != e.Key:
+			return fmt.Errorf("%w: event #%d: completion of process %d has key %q, its invoke #%d has key %q", ErrInvalid, e.Index, e.Process, e.Key, inv.Index, inv.Key)
+		case e.F == Acquire && e.Type == OK && e.Value != "" && e.Value != inv.Value:
+			return fmt.Errorf("%w: event #%d: acquire ok with value %q, its invoke #%d has %q", ErrInvalid, e.Index, e.Value, inv.Index, inv.Value)
 		default:
 			delete(open, e.Process)
 		}
@@ -61,6 +71,13 @@ func checkEvent(e Event) error {
 		return fmt.Errorf("%w: event #%d: acquire ok without valid_until_ns", ErrInvalid, e.Index)
 	case e.ValidUntilNS != 0 && !(e.F == Acquire && e.Type == OK):
 		return fmt.Errorf("%w: event #%d: valid_until_ns belongs on an acquire's ok only", ErrInvalid, e.Index)
+	case e.TTLNS < 0:
+		return fmt.Errorf("%w: event #%d: negative ttl_ns %d", ErrInvalid, e.Index, e.TTLNS)
+	case e.TTLNS != 0 && !(e.F == Acquire && e.Type == Invoke):
+		return fmt.Errorf("%w: event #%d: ttl_ns belongs on an acquire's invoke only", ErrInvalid, e.Index)
+	}
+	if _, err := e.Limit(); err != nil {
+		return err
 	}
 	return nil
 }

@@ -160,7 +160,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	healErr := b.Heal(context.WithoutCancel(ctx))
 
 	events := rec.Events()
-	results := checker.Run(events)
+	// The stats checker: the faults asked for fired, fencing gave tokens.
+	results := append(checker.Run(events), checker.Stats{Faults: names, Fencing: !cfg.NoFencing}.Check(events))
 	res := &Result{
 		Backend: cfg.Backend, Workload: cfg.Workload, Nemeses: names, Clients: cfg.Clients, Seed: cfg.Seed,
 		TTLNS: cfg.TTL, NoQuarantine: cfg.NoQuarantine || cfg.DataLossTolerance > 0, NoFencing: cfg.NoFencing, Schedule: sched,

@@ -127,7 +127,7 @@ func (p *Process) cycle(ctx context.Context) {
 	if ctx.Err() != nil {
 		return
 	}
-	inv := p.record(history.Event{Type: history.Invoke, F: history.Acquire, Value: limit})
+	inv := p.record(history.Event{Type: history.Invoke, F: history.Acquire, Value: limit, TTLNS: int64(p.TTL)})
 	lease, token, err := p.acquire(ctx)
 	if err != nil {
 		p.record(history.Event{Type: history.Fail, F: history.Acquire, Value: errValue(err)})

@@ -2,7 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -30,6 +34,13 @@ func checkCmd() *cobra.Command {
 				return err
 			}
 			results := checker.Run(events)
+			stats, err := statsOf(args[0])
+			if err != nil {
+				return err
+			}
+			if stats != nil {
+				results = append(results, stats.Check(events))
+			}
 			verdict := checker.Overall(results)
 			if output == "json" {
 				enc := json.NewEncoder(cmd.OutOrStdout())
@@ -51,4 +62,25 @@ func checkCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json")
 	return cmd
+}
+
+// statsOf returns the stats checker of the run that wrote history, from
+// the results.json next to it (nil when there is none: a history written
+// by hand has no configuration to hold it to).
+func statsOf(history string) (*checker.Stats, error) {
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(history), "results.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var run struct {
+		Nemeses   []string `json:"nemeses"`
+		NoFencing bool     `json:"no_fencing"`
+	}
+	if err := json.Unmarshal(b, &run); err != nil {
+		return nil, usageError{fmt.Errorf("%s: %w", filepath.Join(filepath.Dir(history), "results.json"), err)}
+	}
+	return &checker.Stats{Faults: run.Nemeses, Fencing: !run.NoFencing}, nil
 }

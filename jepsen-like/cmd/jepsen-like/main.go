@@ -48,7 +48,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetErr(stderr)
 	root.SetArgs(args)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(runCmd(), checkCmd(), tableCmd())
+	root.AddCommand(runCmd(), checkCmd(), tableCmd(), mutantsCmd())
 	err := root.ExecuteContext(ctx)
 	switch e := err.(type) {
 	case nil:

@@ -59,6 +59,36 @@ func TestCheckExitCodes(t *testing.T) {
 	}
 }
 
+// Issue 18 §1: no "valid" about nothing, and a bad limit is bad usage.
+func TestCheckWithoutEvidenceExits2(t *testing.T) {
+	cases := map[string][]string{
+		"empty file": {""},
+		"no completion": {`{"index":0,"process":0,"type":"invoke","f":"acquire","key":"k","time_ns":0}`,
+			`{"index":1,"process":1,"type":"invoke","f":"acquire","key":"k","time_ns":1}`},
+		"every token 0": {`{"index":0,"process":0,"type":"invoke","f":"acquire","key":"k","time_ns":0}`,
+			`{"index":1,"process":0,"type":"ok","f":"acquire","key":"k","time_ns":10,"valid_until_ns":1000}`},
+		"limit=abc": {`{"index":0,"process":0,"type":"invoke","f":"acquire","key":"s","value":"limit=abc","time_ns":0}`,
+			`{"index":1,"process":0,"type":"ok","f":"acquire","key":"s","value":"limit=abc","time_ns":10,"valid_until_ns":1000}`},
+	}
+	for name, lines := range cases {
+		t.Run(name, func(t *testing.T) {
+			code, out, stderr := cli("check", write(t, lines...))
+			if code != 2 || strings.Contains(out, "verdict: valid") {
+				t.Fatalf("exit %d, %s %s; want 2", code, out, stderr)
+			}
+		})
+	}
+	// A run's results.json next to the history holds it to the faults
+	// the run asked for.
+	p := write(t, overlapping[:2]...)
+	if err := os.WriteFile(filepath.Join(filepath.Dir(p), "results.json"), []byte(`{"nemeses":["restart"],"no_fencing":false}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, _ := cli("check", p); code != 2 || !strings.Contains(out, "restart never injected") {
+		t.Fatalf("restart asked for, never injected: exit %d, %s", code, out)
+	}
+}
+
 func TestBadUsageExits2(t *testing.T) {
 	cases := [][]string{
 		{"check"},

@@ -1,0 +1,53 @@
+package mutants
+
+// Mutant is one deliberate bug: in File (relative to the module root),
+// the one occurrence of Old becomes New.
+type Mutant struct {
+	// Name is a short identifier, e.g. "quorum-1".
+	Name string
+	// Bug says what it breaks, in the words of issue 18.
+	Bug  string
+	File string
+	Old  string
+	New  string
+}
+
+// All are the mutants of issue 18 §3, in its order.
+var All = []Mutant{
+	{Name: "quorum-1", Bug: "quorum one too small", File: "redlock/client.go",
+		Old: "\t\tquorum:   quorum.Size(len(masters), cfg.tolerance),\n",
+		New: "\t\tquorum:   quorum.Size(len(masters), cfg.tolerance) - 1,\n"},
+	{Name: "release-any", Bug: "release without the owner check", File: "redlock/scripts/release.lua",
+		Old: "  if v == ARGV[i] then\n",
+		New: "  if v then\n"},
+	{Name: "no-drift", Bug: "validity ignoring drift", File: "redlock/validity.go",
+		Old: "\treturn ttl - time.Duration(float64(ttl)*c.cfg.driftFactor) - clockDriftFloor\n",
+		New: "\treturn ttl\n"},
+	{Name: "validity-from-end", Bug: "validity counted from the end of the round instead of its start", File: "redlock/attempt.go",
+		Old: "\tvalidUntil := c.deadline(a.start, a.ttl)\n",
+		New: "\tvalidUntil := c.deadline(c.cfg.clock.Now(), a.ttl)\n"},
+	{Name: "validity-2ttl", Bug: "validity twice the TTL", File: "redlock/validity.go",
+		Old: "\treturn ttl - time.Duration(float64(ttl)*c.cfg.driftFactor) - clockDriftFloor\n",
+		New: "\treturn 2*ttl - time.Duration(float64(ttl)*c.cfg.driftFactor) - clockDriftFloor\n"},
+	{Name: "no-validity-left-check", Bug: `no "validity left" check`, File: "redlock/attempt.go",
+		Old: "\tif now := c.cfg.clock.Now(); !now.Before(validUntil) {\n",
+		New: "\tif now := c.cfg.clock.Now(); false && !now.Before(validUntil) {\n"},
+	{Name: "fastpath-q-1", Bug: "the fast path counting q−1 masters", File: "redlock/attempt.go",
+		Old: "\treturn counted >= q || all\n",
+		New: "\treturn counted >= q-1 || all\n"},
+	{Name: "writeback-equal", Bug: "equal tokens accepted by the write-back", File: "redlock/scripts/writeback.lua",
+		Old: "if tonumber(counter) >= tonumber(ARGV[2]) then\n",
+		New: "if tonumber(counter) > tonumber(ARGV[2]) then\n"},
+	{Name: "token-0", Bug: "every lease token 0", File: "redlock/attempt.go",
+		Old: "\treturn c.newLease(a.key, a.value, a.ttl, token, validUntil, a.r.calls, a.lc), nil\n",
+		New: "\treturn c.newLease(a.key, a.value, a.ttl, 0, validUntil, a.r.calls, a.lc), nil\n"},
+	{Name: "quarantine-off", Bug: "the quarantine off by default", File: "redlock/options.go",
+		Old: "\t\tquarantine:     true,\n",
+		New: "\t\tquarantine:     false,\n"},
+	{Name: "restart-check-accepts", Bug: "the epoch / data-loss check always accepting", File: "internal/probe/lineage.go",
+		Old: "\treturn ok && role == \"master\" && l.Known() && c.Lineage == l\n",
+		New: "\treturn ok || !ok\n"},
+	{Name: "extend-keeps-deadline", Bug: "a failed Extend keeping its old deadline", File: "redlock/extend.go",
+		Old: "\tl.shortenDeadline(newDeadline)\n",
+		New: "\t// (mutant: the old deadline is kept)\n"},
+}
