@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -55,35 +57,71 @@ func writeReport(path string, r *Result) error {
 	return f.Close()
 }
 
-// progress draws a bar on w until the returned stop is called.
-// The bar's total is the schedule's typical length (at least d): a guide,
+// progress reports the run's progress on w until the returned stop is
+// called: a bar redrawn in place (\r) when w is a terminal, else a plain
+// line at each quarter, so that CI logs get four lines, not a frame every
+// 250 ms. The total is the schedule's typical length (at least d): a guide,
 // since episodes wait for holds.
 func progress(w io.Writer, start time.Time, sched generator.Schedule, d time.Duration) (stop func()) {
 	if w == nil {
 		return func() {}
 	}
+	var planned time.Duration
+	for _, st := range sched.Steps {
+		planned += st.After + st.Settle + st.Hold/2
+	}
+	total := max(d, planned)
+	tty := isTerminal(w)
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
 		t := time.NewTicker(250 * time.Millisecond)
 		defer t.Stop()
-		var planned time.Duration
-		for _, st := range sched.Steps {
-			planned += st.After + st.Settle + st.Hold/2
-		}
-		total := max(d, planned)
+		quarter := 0 // the last quarter reported, without a terminal
 		for {
 			el := min(time.Since(start), total)
-			n := int(40 * el / total)
-			fmt.Fprintf(w, "\r[%s%s] %3d%% %5.1fs/%.0fs", strings.Repeat("#", n), strings.Repeat(".", 40-n), 100*el/total, el.Seconds(), total.Seconds())
+			switch q := int(4 * el / total); {
+			case tty:
+				n := int(40 * el / total)
+				fmt.Fprintf(w, "\r[%s%s] %3d%% %5.1fs/%.0fs", strings.Repeat("#", n), strings.Repeat(".", 40-n), 100*el/total, el.Seconds(), total.Seconds())
+			case q > quarter:
+				quarter = q
+				fmt.Fprintf(w, "progress: %d%% (%.0fs of about %.0fs)\n", 25*q, el.Seconds(), total.Seconds())
+			}
 			select {
 			case <-done:
-				fmt.Fprintln(w)
+				if tty {
+					fmt.Fprintln(w)
+				}
 				return
 			case <-t.C:
 			}
 		}
 	}()
 	return func() { close(done); <-finished }
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// FaultCounts says how many faults of each kind were injected, sorted by
+// kind: "flush 1, restart 2" ("none" for none).
+func FaultCounts(faults map[string]int) string {
+	if len(faults) == 0 {
+		return "none"
+	}
+	kinds := slices.Sorted(maps.Keys(faults))
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = fmt.Sprintf("%s %d", k, faults[k])
+	}
+	return strings.Join(parts, ", ")
 }

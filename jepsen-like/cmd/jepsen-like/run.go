@@ -36,8 +36,8 @@ func runCmd() *cobra.Command {
 			if res.NemesisErrors != "" {
 				fmt.Fprintln(cmd.ErrOrStderr(), "nemesis errors:", res.NemesisErrors)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%d processes, %d acquisitions, faults %v; wrote %s/{history.jsonl,results.json,report.html}\n",
-				res.Processes, res.Acquired, res.Faults, cfg.Out)
+			fmt.Fprintf(cmd.OutOrStdout(), "%d processes, %d acquisitions, faults: %s; wrote %s/{history.jsonl,results.json,report.html}\n",
+				res.Processes, res.Acquired, suite.FaultCounts(res.Faults), cfg.Out)
 			if c := checker.ExitCode(res.Verdict); c != 0 {
 				return exitError{c}
 			}
@@ -48,7 +48,7 @@ func runCmd() *cobra.Command {
 	f.StringVar(&cfg.Backend, "backend", "local", "local (redis-server processes) or docker (testcontainers)")
 	f.StringVar(&cfg.Workload, "workload", "lock", "lock, register or semaphore")
 	f.StringVar(&nemeses, "nemesis", "none", "comma-separated: none, pause, kill, restart, restart-aof, restart-delayed, flush, failover, partition, client-pause, slow-replies, clock-jump, data-loss, all")
-	f.DurationVar(&cfg.Time, "time", 20*time.Second, "length of the run")
+	f.DurationVar(&cfg.Time, "time", 20*time.Second, "how long the clients run at least: every requested fault runs at least once, so a short --time with many faults runs longer")
 	f.IntVar(&cfg.Clients, "clients", 4, "client slots (processes come and go in them)")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the schedule")
 	f.StringVar(&cfg.Out, "out", "", "output directory")
