@@ -26,9 +26,10 @@
 //
 // Built with -DNAIVE, the same file models the naive "SET NX + INCR in one
 // round" protocol; with -DBROKEN_FIRST_CONTACT, -DBROKEN_ALLGRANT or
-// -DBROKEN_FAILOVER, the quarantine weakened one way each (a client meeting
-// a master for the first time trusts it; quarantined grants count whenever a
-// quorum granted; a failover is not quarantined); with -DBROKEN_FASTPATH,
+// -DBROKEN_FAILOVER or -DBROKEN_OWN_LAMBDA, the quarantine weakened one way
+// each (a client meeting a master for the first time trusts it; quarantined
+// grants count whenever a quorum granted; a failover is not quarantined; the
+// quarantine waits only for the syncing client's own leases); with -DBROKEN_FASTPATH,
 // the fast path taken when any Q granting masters raised; with
 // -DNARROW_ALLGRANT, the fast path without the rule for rounds that counted
 // a quarantined grant. SPIN must refute each of them.

@@ -24,6 +24,10 @@
  *   spin -a -DBROKEN_ALLGRANT fencing.pml         quarantined grants count whenever Q
  *                                                 masters granted: must fail
  *   spin -a -DBROKEN_FAILOVER fencing.pml         a failover is not quarantined: must fail
+ *   spin -a -DBROKEN_OWN_LAMBDA fencing.pml       the quarantine waits only for the leases
+ *                                                 of the client that syncs the master (its
+ *                                                 own longest TTL, issue 16 section 2
+ *                                                 case 5): must fail
  *   spin -a -DBROKEN_FASTPATH fencing.pml         the fast path taken when any Q granting
  *                                                 masters raised, quarantined ones
  *                                                 included: must fail
@@ -113,6 +117,10 @@
                                    K); 0: it always proposes cache + 1 */
 #endif
 #define NL (CLIENTS * ATTEMPTS) /* lease ids are 1..NL; 0 means "no lease" */
+#ifdef BROKEN_OWN_LAMBDA
+#define OWNL (((1 << ATTEMPTS) - 1) << (ATTEMPTS + 1))  /* the leases of client 1,
+                                   the client that syncs the lost master */
+#endif
 #define LOSTM 0                 /* the master that may lose data: the masters are
                                    symmetric (every choice of a master is free), so
                                    a loss on master 0 stands for a loss on any */
@@ -689,7 +697,12 @@ end0:
 	fi;
 #endif
 end1:
+#ifdef BROKEN_OWN_LAMBDA
+	(pend & OWNL) == 0;     /* broken: wait only for the syncing client's own
+	                           leases (its own longest TTL) */
+#else
 	pend == 0;              /* wait until every pending lease is over */
+#endif
 	do
 	:: others == 0 -> break
 	:: else ->

@@ -148,6 +148,12 @@ var brokenRuns = []run{
 	// 2): two holders.
 	{name: "broken_failover", defines: []string{"-DFASTPATH=0", "-DBROKEN_FAILOVER", "-DATTEMPTS=1"}, cc: []string{"-DBFS"},
 		violation: violP0, story: []string{"FAILS OVER"}},
+	// The quarantine waits only for the leases of the client that syncs
+	// the lost master (each client's Λ its own longest TTL, issue 16
+	// section 2 case 5): another client's lease that counted the master
+	// before its loss is still live when it votes again: two holders.
+	{name: "broken_own_lambda", defines: []string{"-DFASTPATH=0", "-DBROKEN_OWN_LAMBDA", "-DATTEMPTS=1"}, cc: []string{"-DBFS"},
+		violation: violP0, story: []string{"LOSES ALL DATA", "leaves quarantine"}},
 	// Not a broken protocol: the sound one with an assertion that no lease
 	// is acquired with a quarantined master's grant counted. It must fail,
 	// which shows that the sound runs do exercise the all-grant rule.
