@@ -46,7 +46,7 @@ var All = []Mutant{
 		New: "\t\tquarantine:     false,\n"},
 	{Name: "restart-check-accepts", Bug: "the epoch / data-loss check always accepting", File: "internal/probe/lineage.go",
 		Old: "\treturn ok && role == \"master\" && l.Known() && c.Lineage == l\n",
-		New: "\treturn ok || !ok\n"},
+		New: "\t_ = c\n\treturn ok || !ok\n"},
 	{Name: "extend-keeps-deadline", Bug: "a failed Extend keeping its old deadline", File: "redlock/extend.go",
 		Old: "\tl.shortenDeadline(newDeadline)\n",
 		New: "\t// (mutant: the old deadline is kept)\n"},

@@ -244,6 +244,7 @@ func (o Options) one(ctx context.Context, src, tmp string, out *Outcome) {
 						k += "?"
 					}
 					out.Killers = append(out.Killers, k)
+					fmt.Fprintf(o.Log, "%s: %s %s: %s\n", name, r.Checker, r.Verdict, r.Explanation)
 				}
 			}
 		}

@@ -19,7 +19,7 @@ func Table(outs []Outcome) string {
 		case o.Control:
 			killed = "**the control is not valid**: " + strings.Join(o.Killers, ", ")
 		case o.Err != nil:
-			killed = "**not killed**: " + o.Err.Error()
+			killed = "**not killed**: " + strings.Join(strings.Fields(o.Err.Error()), " ")
 		case o.Killed():
 			var ks []string
 			for _, k := range o.Killers {
