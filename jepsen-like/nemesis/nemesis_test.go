@@ -75,6 +75,9 @@ func (m fakeMaster) SetClockOffset(_ context.Context, d time.Duration) error {
 	return nil
 }
 
+func (m fakeMaster) Disconnect(context.Context) error { m.f.log("disconnect m%d", m.i); return nil }
+func (m fakeMaster) Reconnect(context.Context) error  { m.f.log("reconnect m%d", m.i); return nil }
+
 func (f *fake) Masters() []backend.Master  { return f.masters }
 func (f *fake) Heal(context.Context) error { return nil }
 func (f *fake) Close() error               { return nil }
