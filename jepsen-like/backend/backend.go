@@ -71,7 +71,8 @@ type Master interface {
 	// Disconnect cuts the master off the network: every packet to and from
 	// it (clients, other masters, replicas) is dropped, so that calls in
 	// flight hang and are retransmitted by TCP, delivered late after
-	// Reconnect or timed out, and new connections time out instead of being
+	// Reconnect or timed out, and new connections hang (in their handshake,
+	// or, behind docker-proxy, at their first reply) instead of being
 	// refused. The master keeps running and keeps its address. Reconnect
 	// lifts the cut (a no-op when there is none). ErrUnsupported where the
 	// backend cannot cut a master's network (the local backend: its masters
