@@ -20,9 +20,10 @@ var cutRules = [][]string{
 // Disconnect cuts the master's container off the network with iptables DROP
 // rules in its network namespace (nsenter -t <pid> -n iptables; needs root
 // on the Docker host). Packets are dropped, not rejected: a new connection
-// to the published port hangs in its handshake until the client's dial
-// timeout, and bytes in flight are retransmitted by TCP, so that they are
-// delivered late after Reconnect (or the connection times out).
+// to the published port is accepted by docker-proxy, whose own connection
+// to the container hangs in its handshake, so the client's first call times
+// out; bytes in flight are retransmitted by TCP, so that they are delivered
+// late after Reconnect (or the connection times out).
 //
 // It does not use docker network disconnect: measured on Docker 20.10, that
 // unpublishes the port at once (a client sees "connection refused" within
