@@ -68,13 +68,24 @@ type Master interface {
 	// SetClockOffset shifts the master's wall clock (CLOCK_REALTIME,
 	// gettimeofday, time) by d; ErrUnsupported where it cannot.
 	SetClockOffset(ctx context.Context, d time.Duration) error
+	// Disconnect cuts the master off the network: every packet to and from
+	// it (clients, other masters, replicas) is dropped, so that calls in
+	// flight hang and are retransmitted by TCP, delivered late after
+	// Reconnect or timed out, and new connections hang (in their handshake,
+	// or, behind docker-proxy, at their first reply) instead of being
+	// refused. The master keeps running and keeps its address. Reconnect
+	// lifts the cut (a no-op when there is none). ErrUnsupported where the
+	// backend cannot cut a master's network (the local backend: its masters
+	// share the host's loopback; use the in-process proxy instead).
+	Disconnect(ctx context.Context) error
+	Reconnect(ctx context.Context) error
 }
 
 // Backend is a set of masters.
 type Backend interface {
 	Masters() []Master
-	// Heal resumes paused masters, starts killed ones (empty), and resets
-	// clock offsets: what the end of a run does.
+	// Heal resumes paused masters, starts killed ones (empty), reconnects
+	// disconnected ones and resets clock offsets: what the end of a run does.
 	Heal(ctx context.Context) error
 	// Close stops everything the backend started, by id.
 	Close() error

@@ -24,6 +24,7 @@ const (
 	Flush          = "flush"
 	Failover       = "failover"
 	Partition      = "partition"
+	NetPartition   = "net-partition"
 	ClientPause    = "client-pause"
 	SlowReplies    = "slow-replies"
 	ClockJump      = "clock-jump"
@@ -32,7 +33,7 @@ const (
 )
 
 // Names lists every nemesis name but none and all, in a fixed order.
-var Names = []string{Pause, Kill, Restart, RestartAOF, RestartDelayed, Flush, Failover, Partition, ClientPause, SlowReplies, ClockJump, DataLoss}
+var Names = []string{Pause, Kill, Restart, RestartAOF, RestartDelayed, Flush, Failover, Partition, NetPartition, ClientPause, SlowReplies, ClockJump, DataLoss}
 
 // The ways the data-loss nemesis makes a master lose data (Step.Kinds).
 const (
@@ -262,6 +263,12 @@ func Generate(cfg Config) (Schedule, error) {
 				st.Slots = append(st.Slots, slot)
 				st.Cut = append(st.Cut, slices.Sorted(slices.Values(p[:cfg.Masters-q])))
 			}
+			st.Hold = frac(1, 2)
+			length = st.Hold
+		case name == NetPartition:
+			// a minority of masters cut off the network, from every client
+			// and from each other
+			st.Masters = slices.Sorted(slices.Values(perm[:1+rng.IntN(cfg.Masters-q)]))
 			st.Hold = frac(1, 2)
 			length = st.Hold
 		case name == SlowReplies:

@@ -48,7 +48,7 @@ func TestGenerateIsSeeded(t *testing.T) {
 			if len(st.Majority) != 3 || !slices.Contains(st.Majority, st.Masters[0]) {
 				t.Fatalf("episode %+v: the faulted master must be one of a bare majority", st)
 			}
-		case st.Fault == Pause || st.Fault == Kill:
+		case st.Fault == Pause || st.Fault == Kill || st.Fault == NetPartition:
 			if len(st.Masters) > 2 {
 				t.Fatalf("%s of %d masters: a majority without MajorityDown", st.Fault, len(st.Masters))
 			}

@@ -185,6 +185,28 @@ func (n *Nemesis) step(ctx context.Context, st generator.Step) (err error) {
 		for k, slot := range st.Slots {
 			n.env.SetCut(slot, st.Cut[k], false)
 		}
+	case generator.NetPartition:
+		// The master's own network is cut (Docker: iptables DROP in its
+		// namespace): bytes in flight wait in TCP and arrive late, or the
+		// client's call times out. The proxies are left alone.
+		var cut []int
+		for _, i := range st.Masters {
+			if e := masters[i].Disconnect(ctx); e != nil {
+				err = errors.Join(err, e)
+				continue
+			}
+			cut = append(cut, i)
+		}
+		if len(cut) == 0 {
+			return err
+		}
+		n.rec.Nemesis(names("m", cut), st.Fault+" start")
+		n.counts[st.Fault]++
+		sleep(ctx, st.Hold)
+		n.rec.Nemesis(names("m", cut), st.Fault+" stop")
+		for _, i := range cut {
+			err = errors.Join(err, masters[i].Reconnect(heal))
+		}
 	case generator.SlowReplies:
 		target += fmt.Sprintf(" +%v", st.Delay)
 		for _, slot := range st.Slots {

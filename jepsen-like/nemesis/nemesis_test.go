@@ -24,6 +24,7 @@ type fake struct {
 	calls   []string
 	paused  map[int]bool
 	down    map[int]bool
+	netCut  map[int]bool // masters cut off the network
 	cut     map[string]bool
 	delayed map[string]bool
 	masters []backend.Master
@@ -35,7 +36,7 @@ type fakeMaster struct {
 }
 
 func newFake(n int) *fake {
-	f := &fake{paused: map[int]bool{}, down: map[int]bool{}, cut: map[string]bool{}, delayed: map[string]bool{}}
+	f := &fake{paused: map[int]bool{}, down: map[int]bool{}, netCut: map[int]bool{}, cut: map[string]bool{}, delayed: map[string]bool{}}
 	for i := range n {
 		f.masters = append(f.masters, fakeMaster{f, i})
 	}
@@ -74,6 +75,9 @@ func (m fakeMaster) SetClockOffset(_ context.Context, d time.Duration) error {
 	m.f.log("clock m%d %v", m.i, d)
 	return nil
 }
+
+func (m fakeMaster) Disconnect(context.Context) error { return m.set(m.f.netCut, true, "disconnect") }
+func (m fakeMaster) Reconnect(context.Context) error  { return m.set(m.f.netCut, false, "reconnect") }
 
 func (f *fake) Masters() []backend.Master  { return f.masters }
 func (f *fake) Heal(context.Context) error { return nil }
@@ -120,6 +124,11 @@ func (f *fake) healed(t *testing.T) {
 	for i, d := range f.down {
 		if d {
 			t.Errorf("m%d left down", i)
+		}
+	}
+	for i, c := range f.netCut {
+		if c {
+			t.Errorf("m%d left off the network", i)
 		}
 	}
 	for k, c := range f.cut {
@@ -171,7 +180,7 @@ func TestEveryFaultHeals(t *testing.T) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for _, want := range []string{"detach m", "failover m", "flush m", "rejoin except c1", "ungate"} {
+	for _, want := range []string{"detach m", "failover m", "flush m", "disconnect m", "rejoin except c1", "ungate"} {
 		if !slices.ContainsFunc(f.calls, func(c string) bool { return strings.HasPrefix(c, want) }) {
 			t.Errorf("no %q among %v", want, f.calls)
 		}

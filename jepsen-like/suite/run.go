@@ -56,6 +56,12 @@ type Result struct {
 	DataLossMasters   int `json:"data_loss_masters"`
 }
 
+// backendOnly are the faults only one backend injects, and why.
+var backendOnly = map[string]struct{ backend, why string }{
+	generator.ClockJump:    {Local, "the clock shim is preloaded into local redis-server processes"},
+	generator.NetPartition: {Docker, "it cuts a container's own network; local masters share the host's loopback"},
+}
+
 // Run runs cfg. It returns an error when the run could not be made (bad
 // configuration, no redis-server, no Docker); a run that was made returns
 // its Result, whatever the verdict.
@@ -69,16 +75,20 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		names = append(names, ns...)
 	}
 	names = slices.Compact(names)
-	if cfg.Backend == Docker && slices.Contains(names, generator.ClockJump) {
+	// A fault one backend cannot inject: named, it is an error; in "all",
+	// it is left out.
+	for fault, only := range backendOnly {
+		if cfg.Backend == only.backend || !slices.Contains(names, fault) {
+			continue
+		}
 		for _, n := range cfg.Nemeses {
 			for _, part := range strings.Split(n, ",") {
-				if strings.TrimSpace(part) == generator.ClockJump {
-					return nil, fmt.Errorf("%w: clock-jump needs the local backend (the clock shim is preloaded into local redis-server processes)", ErrInvalidArgument)
+				if strings.TrimSpace(part) == fault {
+					return nil, fmt.Errorf("%w: %s needs the %s backend (%s)", ErrInvalidArgument, fault, only.backend, only.why)
 				}
 			}
 		}
-		// "all" on Docker: every fault the containers support.
-		names = slices.DeleteFunc(names, func(n string) bool { return n == generator.ClockJump })
+		names = slices.DeleteFunc(names, func(n string) bool { return n == fault })
 	}
 	var kinds []string // data-loss: every kind the backend supports
 	if cfg.Backend == Docker {

@@ -32,6 +32,7 @@ func TestBadConfig(t *testing.T) {
 		"clock-jump on docker": func(c *Config) {
 			c.Backend, c.Nemeses = Docker, []string{"pause,clock-jump"}
 		},
+		"net-partition on local": func(c *Config) { c.Nemeses = []string{"pause,net-partition"} },
 	}
 	for name, mutate := range cases {
 		c := ok
@@ -43,17 +44,18 @@ func TestBadConfig(t *testing.T) {
 }
 
 // One short run on the Docker backend (CI has Docker: no daemon fails it):
-// five master containers paused, cut off and restarted under the defaults;
+// five master containers paused, clients cut off by the proxy, masters cut
+// off the network (net-partition) and restarted under the defaults;
 // every checker must say valid, and the files must be written.
 func TestDockerRun(t *testing.T) {
 	out := t.TempDir()
-	res, err := Run(context.Background(), Config{Backend: Docker, Workload: "register", Nemeses: []string{"pause,partition,restart"},
+	res, err := Run(context.Background(), Config{Backend: Docker, Workload: "register", Nemeses: []string{"pause,partition,net-partition,restart"},
 		Time: 6 * time.Second, Clients: 3, Seed: 31, Out: out})
 	if err != nil {
 		t.Fatalf("the Docker run needs a Docker daemon and the image (CI has both): %v", err)
 	}
 	t.Logf("%d acquisitions, faults %v: %s", res.Acquired, res.Faults, checker.Summary(res.Results))
-	for _, f := range []string{"pause", "partition", "restart"} {
+	for _, f := range []string{"pause", "partition", "net-partition", "restart"} {
 		if res.Faults[f] == 0 {
 			t.Errorf("%s never injected: %s", f, res.NemesisErrors)
 		}

@@ -169,7 +169,8 @@ func (b *Backend) Masters() []backend.Master {
 	return out
 }
 
-// Heal unpauses paused masters and replaces killed ones by empty ones.
+// Heal unpauses paused masters, reconnects cut ones and replaces killed
+// ones by empty ones.
 func (b *Backend) Heal(ctx context.Context) error {
 	var errs []error
 	for _, m := range b.masters {

@@ -29,6 +29,7 @@ type Master struct {
 	addr    string
 	paused  bool
 	killed  bool
+	cut     bool // Disconnect's rules are in the container's namespace
 	replica *testcontainers.DockerContainer
 	n       int // containers made for this master, for aliases
 }
@@ -63,7 +64,7 @@ func (m *Master) replace(ctx context.Context, p backend.Persistence) error {
 	}
 	m.mu.Lock()
 	old := m.ctr
-	m.ctr, m.addr, m.paused, m.killed, m.persistence = c, addr, false, false, p
+	m.ctr, m.addr, m.paused, m.killed, m.cut, m.persistence = c, addr, false, false, false, p
 	m.mu.Unlock()
 	if old != nil {
 		_, _ = m.b.cli.ContainerRemove(ctx, old.GetContainerID(), client.ContainerRemoveOptions{Force: true})
@@ -123,7 +124,7 @@ func (m *Master) Start(ctx context.Context, p backend.Persistence) error {
 			return err
 		}
 		m.mu.Lock()
-		m.addr, m.killed = addr, false
+		m.addr, m.killed, m.cut = addr, false, false // a new namespace, without the rules
 		m.mu.Unlock()
 		return waitPing(ctx, addr)
 	}
@@ -181,7 +182,7 @@ func (m *Master) Failover(ctx context.Context) error {
 	}
 	_, kerr := m.b.cli.ContainerKill(ctx, old.GetContainerID(), client.ContainerKillOptions{Signal: "KILL"})
 	m.mu.Lock()
-	m.ctr, m.addr, m.replica, m.paused, m.killed, m.persistence = r, addr, nil, false, false, backend.NoPersistence
+	m.ctr, m.addr, m.replica, m.paused, m.killed, m.cut, m.persistence = r, addr, nil, false, false, false, backend.NoPersistence
 	m.mu.Unlock()
 	if kerr != nil {
 		return fmt.Errorf("docker: kill %s: %w", m.name, kerr)
@@ -205,13 +206,14 @@ func (m *Master) heal(ctx context.Context) error {
 	m.mu.Lock()
 	paused, killed := m.paused, m.killed
 	m.mu.Unlock()
-	switch {
-	case killed:
+	if killed {
 		return m.replace(ctx, backend.NoPersistence)
-	case paused:
-		return m.Resume(ctx)
 	}
-	return nil
+	err := m.Reconnect(ctx)
+	if paused {
+		err = errors.Join(err, m.Resume(ctx))
+	}
+	return err
 }
 
 func waitPing(ctx context.Context, addr string) error {

@@ -313,3 +313,15 @@ func (m *Master) close() {
 		}
 	}
 }
+
+// Disconnect is not supported on local masters: they share the host's
+// loopback, which cannot be cut per master; the suite's in-process proxy
+// cuts clients off instead (the partition fault).
+func (m *Master) Disconnect(context.Context) error {
+	return fmt.Errorf("%w: net-partition runs on the Docker backend only", backend.ErrUnsupported)
+}
+
+// Reconnect is not supported on local masters (see Disconnect).
+func (m *Master) Reconnect(context.Context) error {
+	return fmt.Errorf("%w: net-partition runs on the Docker backend only", backend.ErrUnsupported)
+}

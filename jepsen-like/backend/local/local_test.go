@@ -202,4 +202,10 @@ func TestBadOptions(t *testing.T) {
 	if err := b.Masters()[0].SetClockOffset(context.Background(), time.Second); !errors.Is(err, backend.ErrUnsupported) {
 		t.Fatalf("clock offset without the shim: %v, want ErrUnsupported", err)
 	}
+	if err := b.Masters()[0].Disconnect(context.Background()); !errors.Is(err, backend.ErrUnsupported) {
+		t.Fatalf("a network cut of a local master: %v, want ErrUnsupported", err)
+	}
+	if err := b.Masters()[0].Reconnect(context.Background()); !errors.Is(err, backend.ErrUnsupported) {
+		t.Fatalf("a reconnect of a local master: %v, want ErrUnsupported", err)
+	}
 }
