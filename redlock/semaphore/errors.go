@@ -27,8 +27,8 @@ var (
 	ErrInvalidArgument = redlock.ErrInvalidArgument
 
 	// ErrReleased is what a second Release returns, and the cause of a
-	// permit's Context after Release. It is redlock's.
-	ErrReleased = redlock.ErrReleased
+	// permit's Context after Release. It also matches redlock.ErrReleased.
+	ErrReleased error = releasedError{}
 
 	// ErrClosed is returned by calls on a Semaphore after Close. It is
 	// redlock's.
@@ -50,6 +50,14 @@ func (lostError) Error() string { return "semaphore: permit lost" }
 
 // Is makes ErrLost (and every error wrapping it) match redlock.ErrLockLost.
 func (lostError) Is(target error) bool { return target == redlock.ErrLockLost }
+
+type releasedError struct{}
+
+func (releasedError) Error() string { return "semaphore: permit released" }
+
+// Is makes ErrReleased (and every error wrapping it) match
+// redlock.ErrReleased.
+func (releasedError) Is(target error) bool { return target == redlock.ErrReleased }
 
 func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: semaphore: %s", ErrInvalidArgument, fmt.Sprintf(format, args...))

@@ -305,7 +305,7 @@ func (sl *slots) tryAcquire(ctx context.Context) (*Permit, error) {
 		switch {
 		case ctx.Err() != nil, errors.Is(err, redlock.ErrNoQuorum), errors.Is(err, redlock.ErrTokensExhausted),
 			!errors.Is(err, redlock.ErrNotAcquired):
-			return nil, fmt.Errorf("semaphore %q: slot %d: %w", s.name, slot, err)
+			return nil, s.slotErr("acquire", slot, false, err)
 		}
 		return nil, fmt.Errorf("semaphore %q: %w: %w", s.name, contended("slot %d, free when surveyed, was taken by a concurrent acquirer", slot), err)
 	}

@@ -69,7 +69,7 @@ func newSlotPermit(s *Semaphore, slot int, claim uint64, lease *redlock.Lease) *
 			p.end(ErrReleased)
 			return
 		}
-		p.end(fmt.Errorf("%w: %w", ErrLost, cause))
+		p.end(s.slotErr("hold", slot, true, cause))
 	})
 	if s.cfg.autoRefresh {
 		go p.watch() // the lease watches its own validity
@@ -180,11 +180,11 @@ func (p *Permit) refreshSlot(ctx context.Context) error {
 		return nil
 	}
 	if errors.Is(err, redlock.ErrLockLost) {
-		lostErr := fmt.Errorf("%w: %w", ErrLost, err)
+		lostErr := p.s.slotErr("refresh", p.slot, true, err)
 		p.end(lostErr)
-		return fmt.Errorf("semaphore %q: refresh slot %d: %w", p.s.name, p.slot, lostErr)
+		return lostErr
 	}
-	return fmt.Errorf("semaphore %q: refresh slot %d: %w", p.s.name, p.slot, err)
+	return p.s.slotErr("refresh", p.slot, false, err)
 }
 
 // Release gives the permit back and wakes waiters. The permit ends either
@@ -240,12 +240,12 @@ func (p *Permit) releaseSlot(ctx context.Context) error {
 		return nil
 	}
 	if errors.Is(err, redlock.ErrLockLost) {
-		lostErr := fmt.Errorf("%w: %w", ErrLost, err)
+		lostErr := p.s.slotErr("release", p.slot, true, err)
 		p.end(lostErr)
-		return fmt.Errorf("semaphore %q: release slot %d: %w", p.s.name, p.slot, lostErr)
+		return lostErr
 	}
 	p.end(ErrReleased)
-	return fmt.Errorf("semaphore %q: release slot %d: %w", p.s.name, p.slot, err)
+	return p.s.slotErr("release", p.slot, false, err)
 }
 
 // Detach ends the permit in this process without giving its place back:
