@@ -40,12 +40,11 @@ var (
 	// fencing.MaxToken (2^53 − 1): no greater token can be handed out. Lock
 	// does not retry it.
 	ErrTokensExhausted = errors.New("redlock: fencing tokens exhausted")
-)
 
-// Per-master states. Each MasterError wraps exactly one of these, so
-// errors.Is tells them apart; the text after the sentinel says more (the
-// cause of an unreachable master, when a quarantined master votes again).
-var (
+	// Per-master states. Each MasterError wraps exactly one of these, so
+	// errors.Is tells them apart; the text after the sentinel says more (the
+	// cause of an unreachable master, when a quarantined master votes again).
+
 	// ErrUnreachable: the master could not be reached (connection refused,
 	// timeout, auth, TLS, DNS: the MasterError's text names the cause).
 	ErrUnreachable = probe.ErrUnreachable

@@ -48,7 +48,7 @@ func Example() {
 
 // docSnippet is the snippet of doc.go, word for word (TestDocSnippet checks).
 func docSnippet(ctx context.Context, masters []redis.UniversalClient, store fencing.Store, holder string, data []byte) error {
-	locks, err := redlock.New(masters) // restart quarantine on, by default
+	locks, err := redlock.New(masters) // one go-redis client per master
 	if err != nil {
 		return err
 	}

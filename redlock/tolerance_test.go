@@ -148,9 +148,14 @@ func TestDataLossTolerantQuorumNeedsNoDetection(t *testing.T) {
 					t.Fatalf("B's TryLock while A holds k, quorum %d: %v; want ErrNotAcquired with quorum 4", b.Quorum(), err)
 				}
 				_ = lease.Release(ctx) // its key is on three masters now, and master 4 is cut off
-				next, err := b.TryLock(ctx, "k", 30*time.Second)
+				// Lock, not TryLock: Release returns once a quorum decided, and the
+				// owner-checked deletes of A's release and of B's failed attempt
+				// may still be on their way to the other masters.
+				wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				next, err := b.Lock(wctx, "k", 30*time.Second)
+				cancel()
 				if err != nil {
-					t.Fatalf("B's TryLock after A released: %v", err)
+					t.Fatalf("B's Lock after A released: %v", err)
 				}
 				if next.Token() <= lease.Token() {
 					t.Fatalf("token %d after %s is not above A's %d", next.Token(), loss, lease.Token())
