@@ -794,3 +794,32 @@ end1:
 	}
 #endif
 }
+
+/*
+ * Other keys of K's fence bucket (-DSHARED_BUCKET=n; docs/fencing.md,
+ * "Buckets"). K's counter is its bucket's: every acquisition of another key
+ * of the bucket raises it on some masters (round 1's raise to a proposal, or
+ * a write-back), at any moment, and never lowers it. Those keys' own locks
+ * touch nothing of K's (its lock keys, its leases). So the other keys are
+ * modelled as up to n raises by one of any master's counter, interleaved
+ * anywhere with K's clients, the loss and the sync; a raise by more is a run
+ * of raises by one, which the interleavings include. K's properties (one
+ * holder, strictly growing tokens) must hold as they do without them.
+ */
+#ifdef SHARED_BUCKET
+active proctype OtherKeys()
+{
+	byte n = 0;
+	do
+	:: n < SHARED_BUCKET ->
+		if
+		:: ctr[0]++
+		:: ctr[1]++
+		:: ctr[2]++
+		fi;
+		n++
+	:: else -> break
+	od
+}
+#endif
+
