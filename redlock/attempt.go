@@ -199,7 +199,7 @@ func (a *attempt) fence() (fencing.Token, error) {
 			next = max(next, a.proposal) // some counters are at the proposal now
 		}
 	}
-	wb := c.writeBack(a.ctx, a.key, a.value, a.r.masters(yes), next+1, c.masterTimeout(a.ttl))
+	wb := c.writeBack(a.ctx, a.key, a.value, a.r.masters(yes), next+1, c.masterTimeout(a.ttl), c.deadline(a.start, a.ttl))
 	a.errs.add(wb.errs...)
 	if wb.token == 0 {
 		a.cause = wb.cause

@@ -148,11 +148,11 @@ func TestWriteBackCountsUncertifiedOksOnlyFromEveryMaster(t *testing.T) {
 		}
 	}
 	all := []int{0, 1, 2}
-	if wb := c.writeBack(ctx, "k", "ours", all, 7, time.Second); wb.token != 0 {
+	if wb := c.writeBack(ctx, "k", "ours", all, 7, time.Second, time.Now().Add(time.Minute)); wb.token != 0 {
 		t.Fatalf("write-back counted an uncertified master's ok toward a majority: token %d", wb.token)
 	}
 	setCert(t, r.clients[0])
-	if wb := c.writeBack(ctx, "k", "ours", all, 8, time.Second); wb.token != 8 {
+	if wb := c.writeBack(ctx, "k", "ours", all, 8, time.Second, time.Now().Add(time.Minute)); wb.token != 8 {
 		t.Fatalf("write-back with two certified oks of three: token %d, want 8 (%v)", wb.token, wb.errs)
 	}
 	if err := r.clients[2].Set(ctx, "k", "ours", time.Minute).Err(); err != nil {
@@ -163,7 +163,7 @@ func TestWriteBackCountsUncertifiedOksOnlyFromEveryMaster(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if wb := c.writeBack(ctx, "k", "ours", all, 9, time.Second); wb.token != 9 {
+	if wb := c.writeBack(ctx, "k", "ours", all, 9, time.Second, time.Now().Add(time.Minute)); wb.token != 9 {
 		t.Fatalf("write-back confirmed by every master, none certified: token %d, want 9 (%v)", wb.token, wb.errs)
 	}
 }

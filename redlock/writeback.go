@@ -3,6 +3,7 @@ package redlock
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -23,8 +24,9 @@ type writeBackResult struct {
 
 // writeBackTries bounds the write-back rounds of one attempt: a master whose
 // counter is at or above the token (another key of the bucket, or a sync,
-// raised it) makes the round run again above it.
-const writeBackTries = 3
+// raised it) makes the round run again above it, while the lease's validity
+// lasts (until), at most this many times.
+const writeBackTries = 10
 
 // writeBack is round 2: raise the key's bucket counter to token on the
 // granting masters where value still owns key, until a majority agreed.
@@ -33,11 +35,17 @@ const writeBackTries = 3
 // one from every master. Counting an uncertified master's ok otherwise lets
 // a later fast path reuse the token (the spin model's counterexample,
 // docs/fencing-model.md). When a master reports a counter at or above token,
-// the round is run again with a token above it.
-func (c *Client) writeBack(ctx context.Context, key, value string, granted []int, token fencing.Token, timeout time.Duration) writeBackResult {
+// the round is run again with a token above it, skipping a random few more
+// values each time (tokens may skip values), so that keys of one bucket
+// racing for its counter stop proposing the same next value; no round
+// starts once the lease's validity (until) is over.
+func (c *Client) writeBack(ctx context.Context, key, value string, granted []int, token fencing.Token, timeout time.Duration, until time.Time) writeBackResult {
 	names := []string{key, keys.Bucket(keys.BucketOf(key, c.cfg.buckets)), keys.Cert, keys.Incarnation}
 	var res writeBackResult
-	for range writeBackTries {
+	for try := range writeBackTries {
+		if try > 0 && !c.cfg.clock.Now().Before(until) {
+			break // no validity left for this token: the attempt fails as contended
+		}
 		if token > fencing.MaxToken {
 			res.kind = ErrNotAcquired
 			res.errs = append(res.errs, fmt.Errorf("%w: the counter of %q", ErrTokensExhausted, key))
@@ -80,7 +88,7 @@ func (c *Client) writeBack(ctx context.Context, key, value string, granted []int
 			res.kind, res.cause = failureKind(r.out), cause
 			return res
 		}
-		token = above + 1
+		token = above + 1 + fencing.Token(rand.IntN(1<<min(try+1, 6)))
 	}
 	res.kind = ErrNotAcquired
 	return res
