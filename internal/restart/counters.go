@@ -56,12 +56,7 @@ func (c *Counters) FoldLegacy(ctx context.Context, rdb redis.UniversalClient, bu
 	if c.Buckets == nil {
 		c.Buckets = map[int]fencing.Token{}
 	}
-	iter := rdb.Scan(ctx, 0, keys.LegacyFencePrefix+"*", 1000).Iterator()
-	var batch []string
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
+	return eachLegacyBatch(ctx, rdb, 500, func(batch []string) error {
 		vals, err := rdb.MGet(ctx, batch...).Result()
 		if err != nil {
 			return err
@@ -69,7 +64,7 @@ func (c *Counters) FoldLegacy(ctx context.Context, rdb redis.UniversalClient, bu
 		for n, v := range vals {
 			s, ok := v.(string)
 			if !ok {
-				continue // not a string (another type under our prefix is an operator's)
+				continue // gone since the SCAN
 			}
 			t, err := fencing.ParseToken(s)
 			if err != nil {
@@ -78,20 +73,8 @@ func (c *Counters) FoldLegacy(ctx context.Context, rdb redis.UniversalClient, bu
 			b := keys.BucketOf(strings.TrimPrefix(batch[n], keys.LegacyFencePrefix), buckets)
 			c.Buckets[b] = max(c.Buckets[b], t)
 		}
-		batch = batch[:0]
 		return nil
-	}
-	for iter.Next(ctx) {
-		if batch = append(batch, iter.Val()); len(batch) == 500 {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-	}
-	if err := iter.Err(); err != nil {
-		return err
-	}
-	return flush()
+	})
 }
 
 // Raise raises rdb's counters to at least c (never lowers any), in atomic

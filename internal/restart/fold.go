@@ -57,11 +57,35 @@ func ReadCounterSpace(ctx context.Context, rdb redis.UniversalClient) (CounterSp
 		}
 		cs.Present += int(n)
 	}
+	err = eachLegacyBatch(ctx, rdb, 1000, func(batch []string) error {
+		cs.Legacy += len(batch)
+		return nil
+	})
+	return cs, err
+}
+
+// eachLegacyBatch calls fn with the names of rdb's per-key counters of an
+// earlier version (string keys under keys.LegacyFencePrefix: a key of
+// another type there is an operator's), found by SCAN (never KEYS), at most
+// n at a time, and stops at fn's first error.
+func eachLegacyBatch(ctx context.Context, rdb redis.UniversalClient, n int, fn func(batch []string) error) error {
 	iter := rdb.ScanType(ctx, 0, keys.LegacyFencePrefix+"*", 1000, "string").Iterator()
+	batch := make([]string, 0, n)
 	for iter.Next(ctx) {
-		cs.Legacy++
+		if batch = append(batch, iter.Val()); len(batch) == n {
+			if err := fn(batch); err != nil {
+				return err
+			}
+			batch = batch[:0]
+		}
 	}
-	return cs, iter.Err()
+	if err := iter.Err(); err != nil {
+		return err
+	}
+	if len(batch) == 0 {
+		return nil
+	}
+	return fn(batch)
 }
 
 // FoldLegacyCounters moves every per-key counter of an earlier version on
@@ -75,11 +99,7 @@ func FoldLegacyCounters(ctx context.Context, rdb redis.UniversalClient, buckets 
 		return 0, fmt.Errorf("fold: %d buckets", buckets)
 	}
 	folded := 0
-	batch := make([]string, 0, foldBatch)
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
+	err := eachLegacyBatch(ctx, rdb, foldBatch, func(batch []string) error {
 		names := make([]string, 0, 1+2*len(batch))
 		names = append(names, keys.FenceBuckets)
 		for _, k := range batch {
@@ -90,19 +110,7 @@ func FoldLegacyCounters(ctx context.Context, rdb redis.UniversalClient, buckets 
 			return fmt.Errorf("fold: %w", err)
 		}
 		folded += n
-		batch = batch[:0]
 		return nil
-	}
-	iter := rdb.ScanType(ctx, 0, keys.LegacyFencePrefix+"*", 1000, "string").Iterator()
-	for iter.Next(ctx) {
-		if batch = append(batch, iter.Val()); len(batch) == foldBatch {
-			if err := flush(); err != nil {
-				return folded, err
-			}
-		}
-	}
-	if err := iter.Err(); err != nil {
-		return folded, err
-	}
-	return folded, flush()
+	})
+	return folded, err
 }
