@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -497,15 +498,23 @@ func TestLateCertificationWriteCertifiesNothing(t *testing.T) {
 	refusedWhileAHolds(t, r.clients, ErrDataLost, map[string]*Client{"late writer": y, "first-contact": fresh})
 }
 
-// Case 4 of issue 16: a counter sync's sources are judged as they are read.
-// A's tokens rise on {0,1,2} only; master 1 kept a snapshot from before the
-// last ones. Master 0 is flushed; just before its quarantine ends, master 1
-// restarts from its old snapshot (certificate of another process, low
-// counter). The sync of master 0 must read masters 2, 3 and 4 (the certified
-// ones), never master 1, so the next token is above A's.
+// Case 4 of issue 16: a counter sync's sources are judged as they are read,
+// never by what a probe said before. A's tokens rise on {0,1,2} only;
+// master 1 kept a snapshot from before the last ones. Master 0 is flushed.
+// At the moment X's sync of master 0 writes its guard (after the pass that
+// probed every master certified but master 0), master 1 restarts from its
+// old snapshot (the certificate of another process, a low counter) and
+// master 2, the one certified master that kept A's last token, stalls. The
+// sync may then read only {1, 3, 4}: master 1 is not certified when it is
+// read, so two certified sources are left of the three needed, and master
+// 0 must stay out rather than be certified with a counter below A's token.
+// Judged by the probe instead (the old shortcut), master 1 counts as a
+// certified source and master 0 is certified below A's token: the test
+// fails on the first check. Once master 2 answers again, the sync reads it
+// and the next token is above A's.
 func TestSyncSourceIsJudgedAsItIsRead(t *testing.T) {
 	ctx := context.Background()
-	r, _ := certifiedRig(t, 5, clustertest.NoPersistence, WithQuarantine(time.Second))
+	r, w := certifiedRig(t, 5, clustertest.NoPersistence, WithQuarantine(time.Second))
 	a := cutClient(t, r.clients, []int{3, 4}, WithQuarantine(time.Second))
 	lockOnce := func() fencing.Token {
 		l, err := a.TryLock(ctx, "k", time.Second)
@@ -521,6 +530,22 @@ func TestSyncSourceIsJudgedAsItIsRead(t *testing.T) {
 	}
 	lockOnce()
 	last := lockOnce()
+	if got := bucketCounter(t, r.clients[3], "k"); got >= last {
+		t.Fatalf("master 3's counter %d is not below A's last token %d: the test needs sources without it", got, last)
+	}
+	// Only X syncs from here on: the watcher and A stop.
+	_ = w.Close()
+	_ = a.Close()
+
+	hook := &atSyncGuard{do: func() error {
+		if err := r.Servers[1].Restart(clustertest.NoPersistence); err != nil { // from the old snapshot
+			return err
+		}
+		return r.Servers[2].Pause()
+	}}
+	r.clients[0].(*redis.Client).AddHook(hook)
+	defer resume(t, r, 2)
+
 	x, err := New(r.clients, WithQuarantine(time.Second))
 	if err != nil {
 		t.Fatal(err)
@@ -529,18 +554,34 @@ func TestSyncSourceIsJudgedAsItIsRead(t *testing.T) {
 	if err := r.clients[0].FlushAll(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := x.TryLock(ctx, "other", time.Second); err != nil { // X sees master 0 lost its data
-		t.Fatal(err)
-	}
-	time.Sleep(800 * time.Millisecond)
-	if err := r.Servers[1].Restart(clustertest.NoPersistence); err != nil { // from the old snapshot
+	// X's attempts on another key drive its restart passes: the first sees
+	// master 0's loss, one after the quarantine syncs it. k itself is not
+	// locked, so its counters stay where A left them.
+	eventually(t, 20*time.Second, "X's sync of master 0 tried and ended", func() bool {
+		if l, err := x.TryLock(ctx, "other", time.Second); err == nil {
+			_ = l.Release(ctx)
+		}
+		h := x.Health()[0]
+		return hook.fired() && (!h.Quarantined || strings.Contains(h.Reason, "too few masters"))
+	})
+	if err := hook.failed(); err != nil {
 		t.Fatal(err)
 	}
 	if got := bucketCounter(t, r.clients[1], "k"); got >= last {
 		t.Fatalf("master 1's snapshot counter %d is not below A's last token %d: the test needs a stale source", got, last)
 	}
+	if h := x.Health()[0]; !h.Quarantined {
+		t.Fatalf("master 0 was certified from {1 (restarted from an old snapshot), 3, 4} with its counter at %d, below A's token %d: %+v",
+			bucketCounter(t, r.clients[0], "k"), last, h)
+	}
+	if l, err := x.TryLock(ctx, "k", time.Second); err == nil {
+		_ = l.Release(ctx)
+		t.Fatalf("X locked k with token %d (A's last %d) while only masters 3 and 4 count", l.Token(), last)
+	}
+
+	resume(t, r, 2)
 	var l *Lease
-	eventually(t, 15*time.Second, "master 0 synced", func() bool {
+	eventually(t, 15*time.Second, "master 0 synced once master 2 answers", func() bool {
 		if l != nil {
 			_ = l.Release(ctx)
 		}
@@ -551,6 +592,64 @@ func TestSyncSourceIsJudgedAsItIsRead(t *testing.T) {
 	if l.Token() <= last || bucketCounter(t, r.clients[0], "k") < last {
 		t.Fatalf("token %d, master 0's counter %d after its sync; want both at or above A's %d", l.Token(), bucketCounter(t, r.clients[0], "k"), last)
 	}
+}
+
+// atSyncGuard is a go-redis hook that runs do, once, just before the first
+// script that writes a counter sync's guard (a key under keys.SyncPrefix)
+// is sent: after the pass that chose the sync's sources probed them, and
+// before the sync reads them.
+type atSyncGuard struct {
+	do   func() error
+	once sync.Once
+	mu   sync.Mutex
+	done bool
+	err  error
+}
+
+func (h *atSyncGuard) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *atSyncGuard) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if writesSyncGuard(cmd) {
+			h.once.Do(func() {
+				err := h.do()
+				h.mu.Lock()
+				h.done, h.err = true, err
+				h.mu.Unlock()
+			})
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h *atSyncGuard) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+func (h *atSyncGuard) fired() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.done
+}
+
+func (h *atSyncGuard) failed() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.err
+}
+
+// writesSyncGuard reports whether cmd is a script call with a key under
+// keys.SyncPrefix.
+func writesSyncGuard(cmd redis.Cmder) bool {
+	if name := cmd.Name(); name != "evalsha" && name != "eval" {
+		return false
+	}
+	for _, a := range cmd.Args() {
+		if s, ok := a.(string); ok && strings.HasPrefix(s, keys.SyncPrefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // Section 3 of issue 16: a majority of non-durable masters restarted empty
