@@ -23,7 +23,7 @@ func newBackend(ctx context.Context, kind string, masters int, per backend.Persi
 	case Local:
 		return local.Start(ctx, local.Options{Masters: masters, Persistence: per, ClockShim: shim})
 	default:
-		return docker.Start(ctx, docker.Options{Masters: masters, Persistence: per})
+		return docker.Start(ctx, docker.Options{Masters: masters, Persistence: per, ClockShim: shim})
 	}
 }
 

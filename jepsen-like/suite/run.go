@@ -58,7 +58,6 @@ type Result struct {
 
 // backendOnly are the faults only one backend injects, and why.
 var backendOnly = map[string]struct{ backend, why string }{
-	generator.ClockJump:    {Local, "the clock shim is preloaded into local redis-server processes"},
 	generator.NetPartition: {Docker, "it cuts a container's own network; local masters share the host's loopback"},
 }
 
@@ -200,7 +199,7 @@ func startBackend(ctx context.Context, cfg Config, names []string, tmp string) (
 		per = backend.AOFAlways
 	}
 	shim := ""
-	if slices.Contains(names, generator.ClockJump) && cfg.Backend == Local {
+	if slices.Contains(names, generator.ClockJump) {
 		var err error
 		if shim, err = nemesis.BuildClockShim(tmp); err != nil {
 			return nil, err

@@ -41,6 +41,12 @@ var ErrNoDocker = errors.New("docker: Docker is not available")
 type Options struct {
 	Masters     int                 // default 5
 	Persistence backend.Persistence // of the masters at start
+	// ClockShim is the path of the built clock shim (nemesis/clockshim) on
+	// this host; when set, every container runs with it preloaded, read
+	// from a directory bind-mounted read-only at /clock together with one
+	// offset file per master, and SetClockOffset works. The image carries
+	// the host's own C library, so the host's build loads in it.
+	ClockShim string
 }
 
 // Backend is a set of Redis master containers on a private network.
@@ -48,6 +54,9 @@ type Backend struct {
 	cli     client.APIClient
 	nw      *testcontainers.DockerNetwork
 	masters []*Master
+	// clockDir holds the clock shim and each master's offset file, mounted
+	// at /clock in every container; "" without the shim.
+	clockDir string
 
 	mu   sync.Mutex
 	ctrs []*testcontainers.DockerContainer // every container made, for Close
@@ -89,6 +98,12 @@ func Start(ctx context.Context, o Options) (*Backend, error) {
 		return nil, fmt.Errorf("docker: network: %w", err)
 	}
 	b := &Backend{cli: cli, nw: nw}
+	if o.ClockShim != "" {
+		if b.clockDir, err = clockDir(o.ClockShim, o.Masters); err != nil {
+			_ = b.Close()
+			return nil, err
+		}
+	}
 	for i := range o.Masters {
 		m := &Master{b: b, name: "m" + strconv.Itoa(i), persistence: o.Persistence}
 		if err := m.replace(ctx, o.Persistence); err != nil {
@@ -136,8 +151,11 @@ func buildScript() (string, error) {
 	}
 }
 
-func (b *Backend) run(ctx context.Context, alias string, args []string) (*testcontainers.DockerContainer, error) {
+// run starts a container under alias, running redis-server with args; with
+// the clock shim, its clock follows master's offset file.
+func (b *Backend) run(ctx context.Context, alias, master string, args []string) (*testcontainers.DockerContainer, error) {
 	c, err := testcontainers.Run(ctx, Image,
+		b.clockOptions(master),
 		testcontainers.WithLogger(tclog.NewNoopLogger()),
 		testcontainers.WithCmd(args...),
 		testcontainers.WithExposedPorts("6379/tcp"),
@@ -199,6 +217,9 @@ func (b *Backend) Close() error {
 		if err := b.nw.Remove(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("docker: remove network: %w", err))
 		}
+	}
+	if b.clockDir != "" {
+		errs = append(errs, os.RemoveAll(b.clockDir))
 	}
 	return errors.Join(errs...)
 }

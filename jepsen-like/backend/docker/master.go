@@ -54,7 +54,7 @@ func (m *Master) id() string {
 
 // replace starts a fresh container under the master's network alias.
 func (m *Master) replace(ctx context.Context, p backend.Persistence) error {
-	c, err := m.b.run(ctx, m.name, redisArgs(p))
+	c, err := m.b.run(ctx, m.name, m.name, redisArgs(p))
 	if err != nil {
 		return err
 	}
@@ -150,7 +150,7 @@ func (m *Master) DetachReplica(ctx context.Context) error {
 	m.n++
 	alias := fmt.Sprintf("%s-replica%d", m.name, m.n)
 	m.mu.Unlock()
-	r, err := m.b.run(ctx, alias, redisArgs(backend.NoPersistence, "--replicaof", m.name, "6379"))
+	r, err := m.b.run(ctx, alias, m.name, redisArgs(backend.NoPersistence, "--replicaof", m.name, "6379"))
 	if err != nil {
 		return err
 	}
@@ -196,22 +196,39 @@ func (m *Master) Snapshot(context.Context) error {
 	return fmt.Errorf("%w: snapshots run on the local backend only", backend.ErrUnsupported)
 }
 
-// SetClockOffset is not supported on containers (the image has no clock
-// shim).
-func (m *Master) SetClockOffset(context.Context, time.Duration) error {
-	return fmt.Errorf("%w: clock-jump runs on the local backend only", backend.ErrUnsupported)
+// SetClockOffset shifts the wall clock of the master's container (and of
+// its replica, which takes its place on a failover) by d: it writes the
+// master's offset file, which the shim in the container reads within 10
+// ms, and waits until the master's TIME shows it. ErrUnsupported when the
+// backend was started without the clock shim.
+func (m *Master) SetClockOffset(ctx context.Context, d time.Duration) error {
+	if m.b.clockDir == "" {
+		return fmt.Errorf("%w: master %s runs without the clock shim (docker.Options.ClockShim)", backend.ErrUnsupported, m.name)
+	}
+	if err := backend.WriteClockOffset(clockFile(m.b.clockDir, m.name), d); err != nil {
+		return fmt.Errorf("docker: master %s: %w", m.name, err)
+	}
+	if err := backend.WaitForClockOffset(ctx, m.Addr(), d); err != nil {
+		return fmt.Errorf("docker: master %s: %w", m.name, err)
+	}
+	return nil
 }
 
 func (m *Master) heal(ctx context.Context) error {
 	m.mu.Lock()
 	paused, killed := m.paused, m.killed
 	m.mu.Unlock()
+	var err error
 	if killed {
-		return m.replace(ctx, backend.NoPersistence)
+		err = m.replace(ctx, backend.NoPersistence)
+	} else {
+		err = m.Reconnect(ctx)
+		if paused {
+			err = errors.Join(err, m.Resume(ctx))
+		}
 	}
-	err := m.Reconnect(ctx)
-	if paused {
-		err = errors.Join(err, m.Resume(ctx))
+	if err == nil && m.b.clockDir != "" {
+		err = m.SetClockOffset(ctx, 0)
 	}
 	return err
 }
