@@ -24,11 +24,11 @@ func TestMain(m *testing.M) {
 func TestBadConfig(t *testing.T) {
 	ok := Config{Backend: Local, Workload: "lock", Time: 5 * time.Second, Clients: 2}
 	cases := map[string]func(c *Config){
-		"backend":  func(c *Config) { c.Backend = "cloud" },
-		"clients":  func(c *Config) { c.Clients = 1 },
-		"time":     func(c *Config) { c.Time = time.Second },
-		"nemesis":  func(c *Config) { c.Nemeses = []string{"pause,meteor"} },
-		"workload": func(c *Config) { c.Workload = "queue" },
+		"backend":                func(c *Config) { c.Backend = "cloud" },
+		"clients":                func(c *Config) { c.Clients = 1 },
+		"time":                   func(c *Config) { c.Time = time.Second },
+		"nemesis":                func(c *Config) { c.Nemeses = []string{"pause,meteor"} },
+		"workload":               func(c *Config) { c.Workload = "queue" },
 		"net-partition on local": func(c *Config) { c.Nemeses = []string{"pause,net-partition"} },
 	}
 	for name, mutate := range cases {
