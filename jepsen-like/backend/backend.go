@@ -60,7 +60,10 @@ type Master interface {
 	// Flush empties the master without restarting it (FLUSHALL).
 	Flush(ctx context.Context) error
 	// DetachReplica starts (once) a replica of the master and, once it has
-	// synced, detaches it (REPLICAOF NO ONE): from then on it lags.
+	// synced, cuts it off its master: from then on it lags. The local
+	// backend detaches it (REPLICAOF NO ONE); the Docker backend partitions
+	// the two containers' network (the replica stays a replica with its
+	// link down, as behind a real partition), and Failover promotes it.
 	DetachReplica(ctx context.Context) error
 	// Failover kills the master and puts its detached replica in its place:
 	// Addr answers with the replica from then on.

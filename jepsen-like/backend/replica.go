@@ -15,6 +15,21 @@ import (
 // lagging replica does. It polls every pollEvery (which must be positive)
 // and returns ctx's error, wrapped, if the replica never syncs.
 func DetachWhenSynced(ctx context.Context, addr string, pollEvery time.Duration) error {
+	if err := WaitSynced(ctx, addr, pollEvery); err != nil {
+		return err
+	}
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true})
+	defer c.Close()
+	if err := c.Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
+		return fmt.Errorf("detach: %w", err)
+	}
+	return nil
+}
+
+// WaitSynced waits until the replica at addr reports its link to its master
+// up (its first sync is done), polling every pollEvery (which must be
+// positive); it returns ctx's error, wrapped, if the replica never syncs.
+func WaitSynced(ctx context.Context, addr string, pollEvery time.Duration) error {
 	if pollEvery <= 0 {
 		return fmt.Errorf("poll interval %v is not positive", pollEvery)
 	}
@@ -30,9 +45,6 @@ func DetachWhenSynced(ctx context.Context, addr string, pollEvery time.Duration)
 			return fmt.Errorf("never synced: %w", ctx.Err())
 		case <-time.After(pollEvery):
 		}
-	}
-	if err := c.Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
-		return fmt.Errorf("detach: %w", err)
 	}
 	return nil
 }

@@ -31,6 +31,9 @@ type Master struct {
 	killed  bool
 	cut     bool // Disconnect's rules are in the container's namespace
 	replica *testcontainers.DockerContainer
+	// replicaCut is the master's IP that the replica's namespace drops
+	// packets to and from (DetachReplica), until Failover promotes it.
+	replicaCut string
 	n       int // containers made for this master, for aliases
 }
 
@@ -135,57 +138,6 @@ func (m *Master) Start(ctx context.Context, p backend.Persistence) error {
 func (m *Master) Flush(ctx context.Context) error {
 	if err := flushAll(ctx, m.Addr()); err != nil {
 		return fmt.Errorf("docker: flush %s: %w", m.name, err)
-	}
-	return nil
-}
-
-// DetachReplica starts a replica container of the master, waits until it
-// synced, and detaches it.
-func (m *Master) DetachReplica(ctx context.Context) error {
-	m.mu.Lock()
-	if m.replica != nil {
-		m.mu.Unlock()
-		return nil
-	}
-	m.n++
-	alias := fmt.Sprintf("%s-replica%d", m.name, m.n)
-	m.mu.Unlock()
-	r, err := m.b.run(ctx, alias, m.name, redisArgs(backend.NoPersistence, "--replicaof", m.name, "6379"))
-	if err != nil {
-		return err
-	}
-	addr, err := hostAddr(ctx, r)
-	if err != nil {
-		return err
-	}
-	if err := backend.DetachWhenSynced(ctx, addr, 50*time.Millisecond); err != nil {
-		return fmt.Errorf("docker: replica of %s: %w", m.name, err)
-	}
-	m.mu.Lock()
-	m.replica = r
-	m.mu.Unlock()
-	return nil
-}
-
-// Failover kills the master's container and puts the detached replica in
-// its place.
-func (m *Master) Failover(ctx context.Context) error {
-	m.mu.Lock()
-	r, old := m.replica, m.ctr
-	m.mu.Unlock()
-	if r == nil {
-		return fmt.Errorf("docker: failover of %s: no detached replica (call DetachReplica first)", m.name)
-	}
-	addr, err := hostAddr(ctx, r)
-	if err != nil {
-		return err
-	}
-	_, kerr := m.b.cli.ContainerKill(ctx, old.GetContainerID(), client.ContainerKillOptions{Signal: "KILL"})
-	m.mu.Lock()
-	m.ctr, m.addr, m.replica, m.paused, m.killed, m.cut, m.persistence = r, addr, nil, false, false, false, backend.NoPersistence
-	m.mu.Unlock()
-	if kerr != nil {
-		return fmt.Errorf("docker: kill %s: %w", m.name, kerr)
 	}
 	return nil
 }
