@@ -34,7 +34,7 @@ type Master struct {
 	// replicaCut is the master's IP that the replica's namespace drops
 	// packets to and from (DetachReplica), until Failover promotes it.
 	replicaCut string
-	n       int // containers made for this master, for aliases
+	n          int // containers made for this master, for aliases
 }
 
 var _ backend.Master = (*Master)(nil)
