@@ -17,27 +17,12 @@ import (
 // jump), the replica that takes the master's place on a failover keeps the
 // master's offset, and Heal sets it back to 0.
 func TestClockJumpInAContainer(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	shim, err := nemesis.BuildClockShim(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Start(ctx, Options{Masters: 1, ClockShim: shim})
-	if err != nil {
-		t.Fatalf("the Docker backend needs a Docker daemon (CI has one): %v", err)
-	}
-	defer func() {
-		if err := b.Close(); err != nil {
-			t.Error(err)
-		}
-	}()
-	m := b.Masters()[0]
-	c := func() *redis.Client {
-		cl := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true, MaxRetries: -1})
-		t.Cleanup(func() { _ = cl.Close() })
-		return cl
-	}
+	ctx, b, m := startOne(t, 2*time.Minute, Options{ClockShim: shim})
+	c := func() *redis.Client { return dial(t, m.Addr()) }
 	offset := func() time.Duration {
 		now, err := c().Time(ctx).Result()
 		if err != nil {

@@ -23,23 +23,8 @@ func TestMain(m *testing.M) {
 // The Docker backend's faults on one master container. CI has Docker: a
 // missing daemon fails this test, it never skips.
 func TestFaults(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	b, err := Start(ctx, Options{Masters: 1, Persistence: backend.AOFAlways})
-	if err != nil {
-		t.Fatalf("the Docker backend needs a Docker daemon (CI has one): %v", err)
-	}
-	defer func() {
-		if err := b.Close(); err != nil {
-			t.Error(err)
-		}
-	}()
-	m := b.Masters()[0]
-	c := func() *redis.Client {
-		cl := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true, MaxRetries: -1})
-		t.Cleanup(func() { _ = cl.Close() })
-		return cl
-	}
+	ctx, _, m := startOne(t, 2*time.Minute, Options{Persistence: backend.AOFAlways})
+	c := func() *redis.Client { return dial(t, m.Addr()) }
 	if err := c().Set(ctx, "k", "v", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +32,7 @@ func TestFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	short, cancelShort := context.WithTimeout(ctx, 200*time.Millisecond)
-	err = c().Ping(short).Err()
+	err := c().Ping(short).Err()
 	cancelShort()
 	if err == nil {
 		t.Fatal("a paused container answered")
@@ -106,14 +91,7 @@ func TestFaults(t *testing.T) {
 
 // Every master is published on 127.0.0.1 only.
 func TestPublishedOnLoopbackOnly(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	b, err := Start(ctx, Options{Masters: 1})
-	if err != nil {
-		t.Fatalf("the Docker backend needs a Docker daemon (CI has one): %v", err)
-	}
-	defer b.Close()
-	m := b.Masters()[0].(*Master)
+	ctx, _, m := startOne(t, time.Minute, Options{})
 	info, err := m.ctr.Inspect(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -23,24 +23,10 @@ import (
 // written before the cut is held by TCP and executed after Reconnect; the
 // data is intact and the address unchanged.
 func TestNetworkCut(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	b, err := Start(ctx, Options{Masters: 1})
-	if err != nil {
-		t.Fatalf("the Docker backend needs a Docker daemon (CI has one): %v", err)
-	}
-	defer func() {
-		if err := b.Close(); err != nil {
-			t.Error(err)
-		}
-	}()
-	m := b.Masters()[0].(*Master)
+	ctx, _, m := startOne(t, 2*time.Minute, Options{})
 	addr := m.Addr()
 	client := func() *redis.Client {
-		cl := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1,
-			DialTimeout: 500 * time.Millisecond, PoolSize: 1})
-		t.Cleanup(func() { _ = cl.Close() })
-		return cl
+		return dial(t, addr, func(o *redis.Options) { o.DialTimeout, o.PoolSize = 500*time.Millisecond, 1 })
 	}
 	before := client()
 	if err := before.Set(ctx, "k", "v", 0).Err(); err != nil {
@@ -117,22 +103,14 @@ func TestNetworkCut(t *testing.T) {
 
 // A cut master is reconnected by Heal.
 func TestHealReconnects(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	b, err := Start(ctx, Options{Masters: 1})
-	if err != nil {
-		t.Fatalf("the Docker backend needs a Docker daemon (CI has one): %v", err)
-	}
-	defer b.Close()
-	m := b.Masters()[0]
+	ctx, b, m := startOne(t, time.Minute, Options{})
 	if err := m.Disconnect(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.Heal(ctx); err != nil {
 		t.Fatal(err)
 	}
-	c := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true, MaxRetries: -1, DialTimeout: time.Second})
-	defer c.Close()
+	c := dial(t, m.Addr(), func(o *redis.Options) { o.DialTimeout = time.Second })
 	pctx, pcancel := context.WithTimeout(ctx, 5*time.Second)
 	defer pcancel()
 	if err := c.Ping(pctx).Err(); err != nil {

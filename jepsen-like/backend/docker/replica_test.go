@@ -16,23 +16,8 @@ import (
 // counts no replica), and Failover promotes it with the data from before
 // the cut only.
 func TestReplicaPartitionedFromItsMaster(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	b, err := Start(ctx, Options{Masters: 1, Persistence: backend.NoPersistence})
-	if err != nil {
-		t.Fatalf("the Docker backend needs a Docker daemon (CI has one): %v", err)
-	}
-	defer func() {
-		if err := b.Close(); err != nil {
-			t.Error(err)
-		}
-	}()
-	m := b.Masters()[0].(*Master)
-	client := func(addr string) *redis.Client {
-		c := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1})
-		t.Cleanup(func() { _ = c.Close() })
-		return c
-	}
+	ctx, _, m := startOne(t, 2*time.Minute, Options{Persistence: backend.NoPersistence})
+	client := func(addr string) *redis.Client { return dial(t, addr) }
 	master := client(m.Addr())
 	if err := master.Set(ctx, "before", "1", 0).Err(); err != nil {
 		t.Fatal(err)
