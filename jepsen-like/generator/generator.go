@@ -24,6 +24,8 @@ const (
 	Flush          = "flush"
 	Failover       = "failover"
 	Partition      = "partition"
+	Bridge         = "bridge"
+	Ring           = "ring"
 	NetPartition   = "net-partition"
 	ClientPause    = "client-pause"
 	SlowReplies    = "slow-replies"
@@ -33,7 +35,7 @@ const (
 )
 
 // Names lists every nemesis name but none and all, in a fixed order.
-var Names = []string{Pause, Kill, Restart, RestartAOF, RestartDelayed, Flush, Failover, Partition, NetPartition, ClientPause, SlowReplies, ClockJump, DataLoss}
+var Names = []string{Pause, Kill, Restart, RestartAOF, RestartDelayed, Flush, Failover, Partition, Bridge, Ring, NetPartition, ClientPause, SlowReplies, ClockJump, DataLoss}
 
 // The ways the data-loss nemesis makes a master lose data (Step.Kinds).
 const (
@@ -265,6 +267,10 @@ func Generate(cfg Config) (Schedule, error) {
 			}
 			st.Hold = frac(1, 2)
 			length = st.Hold
+		case name == Bridge || name == Ring:
+			st.Slots, st.Cut = topology(name, rng.Perm(cfg.Clients), perm, q)
+			st.Hold = frac(1, 2)
+			length = st.Hold
 		case name == NetPartition:
 			// a minority of masters cut off the network, from every client
 			// and from each other
@@ -289,4 +295,42 @@ func Generate(cfg Config) (Schedule, error) {
 		planned += st.After + length
 	}
 	return s, nil
+}
+
+// topology is the cut of a bridge or ring partition (Jepsen's shapes,
+// applied to what each client reaches): slots, in a seeded order, and
+// cut[i], the masters slot slots[i] cannot reach, with masters in the
+// seeded order ring and q a bare majority.
+//
+// bridge: the first half of the slots reaches ring[:q], the second half
+// ring[M-q:]; the two majorities share 2q-M masters (one, for an odd M),
+// the bridge, which alone sees every client.
+//
+// ring: the masters stand in a ring; the k-th slot reaches the q
+// consecutive masters from ring[k mod M], so that neighbours share most of
+// their majority; with at least M-q+1 clients (3 of 5 masters) no master
+// is reached by every client.
+func topology(name string, slots, ring []int, q int) ([]int, [][]int) {
+	m := len(ring)
+	cut := make([][]int, len(slots))
+	for k := range slots {
+		var reach []int
+		switch {
+		case name == Bridge && k < (len(slots)+1)/2:
+			reach = ring[:q]
+		case name == Bridge:
+			reach = ring[m-q:]
+		default:
+			for j := range q {
+				reach = append(reach, ring[(k+j)%m])
+			}
+		}
+		for _, i := range ring {
+			if !slices.Contains(reach, i) {
+				cut[k] = append(cut[k], i)
+			}
+		}
+		slices.Sort(cut[k])
+	}
+	return slots, cut
 }

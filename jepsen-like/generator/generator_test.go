@@ -52,10 +52,10 @@ func TestGenerateIsSeeded(t *testing.T) {
 			if len(st.Masters) > 2 {
 				t.Fatalf("%s of %d masters: a majority without MajorityDown", st.Fault, len(st.Masters))
 			}
-		case st.Fault == Partition:
+		case st.Fault == Partition || st.Fault == Bridge || st.Fault == Ring:
 			for _, cut := range st.Cut {
 				if len(cut) != 2 {
-					t.Fatalf("partition cuts a client from %v: each client must keep a majority", cut)
+					t.Fatalf("%s cuts a client from %v: each client must keep a majority", st.Fault, cut)
 				}
 			}
 		}
@@ -92,6 +92,69 @@ func TestGenerateMajorityDownAndShortRuns(t *testing.T) {
 	for _, c := range bad {
 		if _, err := Generate(c); !errors.Is(err, ErrInvalidArgument) {
 			t.Errorf("Generate(%+v): %v, want ErrInvalidArgument", c, err)
+		}
+	}
+}
+
+// bridge and ring: every client keeps a bare majority; a bridge's two
+// halves share exactly one master of five, which every client reaches; in
+// a ring of four clients no master is reached by all of them, and
+// neighbours share two masters.
+func TestBridgeAndRing(t *testing.T) {
+	reach := func(cut []int) map[int]bool {
+		r := map[int]bool{}
+		for i := range 5 {
+			if !slices.Contains(cut, i) {
+				r[i] = true
+			}
+		}
+		return r
+	}
+	for _, name := range []string{Bridge, Ring} {
+		s, err := Generate(Config{Nemeses: []string{name}, Masters: 5, Clients: 4, Duration: 10 * time.Second, TTL: time.Second, Seed: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := s.Steps[0]
+		if st.Fault != name || len(st.Slots) != 4 || len(st.Cut) != 4 {
+			t.Fatalf("%s step %+v", name, st)
+		}
+		everyone := map[int]int{}
+		for _, cut := range st.Cut {
+			if len(cut) != 2 {
+				t.Fatalf("%s cuts a client from %v: want a bare majority left", name, cut)
+			}
+			for i := range reach(cut) {
+				everyone[i]++
+			}
+		}
+		shared := 0
+		for _, n := range everyone {
+			if n == 4 {
+				shared++
+			}
+		}
+		switch name {
+		case Bridge:
+			if shared != 1 || len(everyone) != 5 {
+				t.Fatalf("bridge %v: %d masters reached by every client, want one bridge; %d reached at all", st.Cut, shared, len(everyone))
+			}
+		case Ring:
+			if shared != 0 {
+				t.Fatalf("ring %v: %d masters reached by every client, want none", st.Cut, shared)
+			}
+			for k := range 4 {
+				a, b := reach(st.Cut[k]), reach(st.Cut[(k+1)%4])
+				common := 0
+				for i := range a {
+					if b[i] {
+						common++
+					}
+				}
+				if k < 3 && common != 2 {
+					t.Fatalf("ring %v: neighbours %d and %d share %d masters, want 2", st.Cut, k, k+1, common)
+				}
+			}
 		}
 	}
 }

@@ -169,7 +169,7 @@ func (n *Nemesis) step(ctx context.Context, st generator.Step) (err error) {
 		for _, i := range killed {
 			err = errors.Join(err, masters[i].Start(heal, backend.NoPersistence))
 		}
-	case generator.Partition:
+	case generator.Partition, generator.Bridge, generator.Ring:
 		parts := make([]string, len(st.Slots))
 		for k, slot := range st.Slots {
 			parts[k] = fmt.Sprintf("c%d-/-%s", slot, names("m", st.Cut[k]))

@@ -94,6 +94,23 @@ func TestDockerClockJump(t *testing.T) {
 	}
 }
 
+// Jepsen's bridge and ring shapes of partition, on what each client reaches
+// (local masters): both injected, the defaults valid.
+func TestBridgeAndRingPartitions(t *testing.T) {
+	res, err := Run(context.Background(), Config{Backend: Local, Workload: "register", Nemeses: []string{"bridge,ring"},
+		Time: 4 * time.Second, Clients: 4, Seed: 33})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d acquisitions, faults %v: %s", res.Acquired, res.Faults, checker.Summary(res.Results))
+	if res.Faults["bridge"] == 0 || res.Faults["ring"] == 0 {
+		t.Fatalf("faults injected %v, want bridge and ring: %s", res.Faults, res.NemesisErrors)
+	}
+	if res.Verdict != checker.Valid || res.Acquired == 0 {
+		t.Fatalf("verdict %s with %d acquisitions: %v", res.Verdict, res.Acquired, res.Results)
+	}
+}
+
 // The semaphore workload: permits of a two-holder semaphore kept as Redlock
 // slots on five local masters, one master paused on the way.
 func TestSemaphoreWorkload(t *testing.T) {
