@@ -43,7 +43,7 @@ func benchClient(b *testing.B, masters *clustertest.Cluster, opts ...Option) *Cl
 // its release (after-release). Lock of a free key must cost what TryLock
 // costs: compare with BenchmarkLockUnlock/fencing=true/goroutines=1.
 func BenchmarkLock(b *testing.B) {
-	masters := clustertest.Start(b, 5)
+	masters := newRig(b, 5).Cluster
 	c := benchClient(b, masters)
 	ctx := context.Background()
 	for _, name := range []string{"free", "after-release"} {
@@ -70,7 +70,7 @@ func BenchmarkLock(b *testing.B) {
 // 1, 16 and 64 goroutines, with fencing tokens (two round trips to acquire)
 // and without (one).
 func BenchmarkLockUnlock(b *testing.B) {
-	masters := clustertest.Start(b, 5)
+	masters := newRig(b, 5).Cluster
 	for _, fencing := range []bool{true, false} {
 		c := benchClient(b, masters, WithFencing(fencing))
 		for _, g := range []int{1, 16, 64} {
@@ -106,7 +106,7 @@ func BenchmarkLockUnlock(b *testing.B) {
 // BenchmarkHotKey is 32 contenders (4 clients of 8 goroutines) taking turns
 // on one key with Lock: owner changes per second and the wait for the lock.
 func BenchmarkHotKey(b *testing.B) {
-	masters := clustertest.Start(b, 5)
+	masters := newRig(b, 5).Cluster
 	var clients []*Client
 	for range 4 {
 		clients = append(clients, benchClient(b, masters))
@@ -157,7 +157,7 @@ func BenchmarkHotKey(b *testing.B) {
 // default NopObserver and with an Observer that counts events: the cost of
 // building the Event and its per-master results.
 func BenchmarkObserverOverhead(b *testing.B) {
-	masters := clustertest.Start(b, 5)
+	masters := newRig(b, 5).Cluster
 	var n atomicCounter
 	for _, tc := range []struct {
 		name string

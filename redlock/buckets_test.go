@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quorumlock/quorumlock/cluster/clustertest"
 	"github.com/quorumlock/quorumlock/fencing"
 	"github.com/quorumlock/quorumlock/internal/keys"
 )
@@ -52,9 +51,7 @@ func TestKeysSharingABucketKeepGrowingTokens(t *testing.T) {
 // and no token goes back.
 func TestUpgradeFromPerKeyCountersNeverGoesBack(t *testing.T) {
 	ctx := context.Background()
-	c := clustertest.Start(t, 5)
-	t.Cleanup(c.ResumeAll)
-	r := &rig{Cluster: c, clients: c.Clients(t)}
+	r := newRig(t, 5)
 	for i, m := range r.clients {
 		if err := m.Set(ctx, keys.OldEpoch, "old-marker", 0).Err(); err != nil {
 			t.Fatal(err)

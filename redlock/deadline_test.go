@@ -19,8 +19,7 @@ const gatedTimeout = 300 * time.Millisecond
 // held worker stays held.
 func gatedRig(t *testing.T) (*rig, *pipelineGate, *Client) {
 	t.Helper()
-	r := newRig(t, 5)
-	r.clients = r.Clients(t, func(o *redis.Options) { o.ContextTimeoutEnabled = false; patientClients(o) })
+	r := newRig(t, 5, withRedisOptions(func(o *redis.Options) { o.ContextTimeoutEnabled = false; patientClients(o) }))
 	gate := newPipelineGate("evalsha", true)
 	r.clients[4].(*redis.Client).AddHook(gate)
 	c := r.client(t, WithMasterTimeout(gatedTimeout))

@@ -41,7 +41,8 @@ func (d *delexCounter) count(cmd redis.Cmder) {
 // masters that have it, releases go through DELEX, stay owner-checked, and
 // still wake waiters.
 func TestReleaseUsesDELEXWhereAMasterHasIt(t *testing.T) {
-	ms, cs := miniMasters(t, 3)
+	mr := newRig(t, 3, onMiniredis())
+	ms, cs := mr.mini, mr.clients
 	var hook delexCounter
 	for _, rc := range cs {
 		rc.(*redis.Client).AddHook(&hook)

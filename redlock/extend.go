@@ -40,13 +40,15 @@ func (l *Lease) extend(ctx context.Context, ttl time.Duration, auto bool) (err e
 	if err := checkCtx(ctx); err != nil {
 		return err
 	}
-	c := l.c
-	if err := c.checkTTL(ttl); err != nil {
+	if err := l.c.checkTTL(ttl); err != nil {
 		return err
 	}
-	if l.parts != nil {
-		return l.multiExtend(ctx, ttl)
-	}
+	return l.kind.extend(ctx, ttl, auto)
+}
+
+// extend renews the key on every master: Extend of a lease of one key.
+func (l oneKey) extend(ctx context.Context, ttl time.Duration, auto bool) (err error) {
+	c := l.c
 	l.opMu.Lock()
 	defer l.opMu.Unlock()
 	start := c.cfg.clock.Now()

@@ -6,16 +6,13 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/quorumlock/quorumlock/cluster/clustertest"
 )
 
 // BenchmarkRawQuorumFloor is the floor under any Redlock on these masters:
 // SET NX PX on five masters in parallel, wait for three, then DEL on five,
 // wait for three. No scripts, no ownership checks, no fencing.
 func BenchmarkRawQuorumFloor(b *testing.B) {
-	masters := clustertest.Start(b, 5)
-	clients := masters.Clients(b)
+	clients := newRig(b, 5).clients
 	ctx := context.Background()
 	done := make(chan error, 5)
 	fan := func(f func(redis.UniversalClient) error) {

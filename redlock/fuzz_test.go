@@ -8,9 +8,6 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/keys"
-
-	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
 )
 
 // FuzzKey: any key name (binary, very long, empty, the reserved prefix) is
@@ -23,18 +20,8 @@ func FuzzKey(f *testing.F) {
 	} {
 		f.Add(k)
 	}
-	var clients []redis.UniversalClient
-	var servers []*miniredis.Miniredis
-	for range 3 {
-		m := miniredis.NewMiniRedis()
-		if err := m.Start(); err != nil {
-			f.Fatal(err)
-		}
-		f.Cleanup(m.Close)
-		rc := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true, MaxRetries: -1})
-		f.Cleanup(func() { _ = rc.Close() })
-		servers, clients = append(servers, m), append(clients, rc)
-	}
+	r := newRig(f, 3, onMiniredis())
+	servers, clients := r.mini, r.clients
 	c, err := New(clients, WithoutQuarantine(), WithMasterTimeout(time.Second))
 	if err != nil {
 		f.Fatal(err)

@@ -21,14 +21,6 @@ import (
 // without a majority), that no key of ours is left behind, and, for a held
 // lease, that its loss is reported. Three masters: quorum 2.
 
-// hostileRig is a rig whose masters take extra arguments.
-func hostileRig(t *testing.T, n int, args ...string) *rig {
-	t.Helper()
-	c := clustertest.StartWith(t, n, clustertest.NoPersistence, clustertest.WithArgs(args...))
-	t.Cleanup(c.ResumeAll)
-	return &rig{Cluster: c, clients: c.Clients(t)}
-}
-
 // admin runs a command on master i and fails the test on an error.
 func (r *rig) admin(t *testing.T, i int, args ...any) {
 	t.Helper()
@@ -100,7 +92,7 @@ func TestHostileOOM(t *testing.T) {
 
 // READONLY: two masters turned into replicas of the third.
 func TestHostileReadOnlyReplicas(t *testing.T) {
-	r := hostileRig(t, 3, "--repl-diskless-sync-delay", "0")
+	r := newRig(t, 3, withServerArgs("--repl-diskless-sync-delay", "0"))
 	c := r.client(t)
 	ctx := context.Background()
 	for _, i := range []int{0, 1} {
@@ -191,8 +183,8 @@ func TestHostileNoScriptAfterFlush(t *testing.T) {
 // loading-process-events-interval-bytes makes them answer clients while
 // loading); meanwhile they answer LOADING.
 func TestHostileLoading(t *testing.T) {
-	r := hostileRig(t, 3, "--enable-debug-command", "yes", "--key-load-delay", "100",
-		"--loading-process-events-interval-bytes", "1024") // answer clients while loading
+	r := newRig(t, 3, withServerArgs("--enable-debug-command", "yes", "--key-load-delay", "100",
+		"--loading-process-events-interval-bytes", "1024")) // answer clients while loading
 	c := r.client(t)
 	ctx := context.Background()
 	for _, i := range []int{0, 1} {
@@ -245,7 +237,7 @@ func TestHostileLoading(t *testing.T) {
 // BUSY: a long script on two masters (busy-reply-threshold 50 ms): other
 // clients get BUSY until it ends or is killed.
 func TestHostileBusyScript(t *testing.T) {
-	r := hostileRig(t, 3, "--busy-reply-threshold", "50")
+	r := newRig(t, 3, withServerArgs("--busy-reply-threshold", "50"))
 	c := r.client(t)
 	ctx := context.Background()
 	held, err := c.TryLock(ctx, "busy:held", 10*time.Second)

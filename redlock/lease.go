@@ -19,7 +19,7 @@ type Lease struct {
 	value string // the secret: never logged
 	token fencing.Token
 	acq   []*call[grant] // the winning attempt's SETs by master, for their late answers
-	parts []*Lease       // a lease of several keys (LockAll): one lease per key; nil otherwise
+	kind  holding        // one key (oneKey) or several (manyKeys, LockAll)
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -43,6 +43,26 @@ type Lease struct {
 	interval  time.Duration // auto-extension's, 0 without
 }
 
+// holding is what a Lease does that depends on its kind: a lease of one key
+// (oneKey, whose keys sit on the masters) or of several (manyKeys, from
+// LockAll, one lease per key). Every Lease method that differs by kind goes
+// through it, so that a new one must say what it does for both.
+type holding interface {
+	currentTTL() time.Duration
+	until() time.Time
+	watchEnd() // makes sure something ends the lease when its validity runs out
+	check() error
+	extend(ctx context.Context, ttl time.Duration, auto bool) error
+	release(ctx context.Context) error
+	state() (LeaseState, error)
+	keyList() []string
+	tokenMap() map[string]fencing.Token
+	afterEnd(cause error, validUntil time.Time, ttl time.Duration, shared bool)
+}
+
+// oneKey is the holding of a lease of one key: the Lease itself.
+type oneKey struct{ *Lease }
+
 // newLease hands out a lease. Its watcher, which ends it when its validity
 // runs out or at Close and renews it with auto-extension, starts at once
 // when the lease auto-extends or an Observer waits for its loss, and
@@ -56,6 +76,7 @@ func (c *Client) newLease(key, value string, ttl time.Duration, token fencing.To
 		validUntil: validUntil,
 		changed:    make(chan struct{}, 1),
 	}
+	l.kind = oneKey{l}
 	interval := time.Duration(0)
 	if lc.autoExtend {
 		interval = lc.extendInterval
@@ -110,9 +131,10 @@ func (l *Lease) TTL() time.Duration {
 	if l == nil {
 		return 0
 	}
-	if l.parts != nil {
-		return l.parts[0].TTL()
-	}
+	return l.kind.currentTTL()
+}
+
+func (l oneKey) currentTTL() time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.ttl
@@ -124,9 +146,10 @@ func (l *Lease) ValidUntil() time.Time {
 	if l == nil {
 		return time.Time{}
 	}
-	if l.parts != nil {
-		return l.multiValidUntil()
-	}
+	return l.kind.until()
+}
+
+func (l oneKey) until() time.Time {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.validUntil
@@ -139,11 +162,13 @@ func (l *Lease) Done() <-chan struct{} {
 	if l == nil {
 		return closedChan
 	}
-	if l.parts == nil {
-		l.startWatch()
-	}
+	l.kind.watchEnd()
 	return l.ctx.Done()
 }
+
+// watchEnd starts the watcher, which ends the lease when its validity runs
+// out (see newLease).
+func (l oneKey) watchEnd() { l.startWatch() }
 
 var closedChan = func() chan struct{} { ch := make(chan struct{}); close(ch); return ch }()
 
@@ -158,9 +183,7 @@ func (l *Lease) Context() context.Context {
 		cancel(invalid("nil lease"))
 		return ctx
 	}
-	if l.parts == nil {
-		l.startWatch()
-	}
+	l.kind.watchEnd()
 	return l.ctx
 }
 
@@ -170,11 +193,10 @@ func (l *Lease) Err() error {
 	if l == nil {
 		return invalid("nil lease")
 	}
-	if l.parts != nil {
-		return l.multiHeld()
-	}
-	return l.held(l.c.cfg.clock.Now())
+	return l.kind.check()
 }
+
+func (l oneKey) check() error { return l.held(l.c.cfg.clock.Now()) }
 
 // setDeadline moves ValidUntil after a successful renewal, unless the lease
 // ended meanwhile or its old validity ran out before now, when the renewal
@@ -225,17 +247,24 @@ func (l *Lease) end(cause error) {
 	}
 	validUntil, ttl, shared := l.validUntil, l.ttl, l.shared
 	l.mu.Unlock()
-	if first && l.parts == nil {
-		if !shared {
-			// The lease is over: its keys are ours to overwrite (releasedValues).
-			l.c.released.note(l.key, l.value, l.c.cfg.clock.Now().Add(ttl))
-		}
-		l.c.holders.remove(l.key)
-	}
-	if first && l.parts == nil && errors.Is(cause, ErrLockLost) {
-		l.observeLost(cause, validUntil) // before Done closes: whoever waits on Done finds the event
+	if first {
+		l.kind.afterEnd(cause, validUntil, ttl, shared)
 	}
 	l.cancel(cause)
+}
+
+// afterEnd is what the end of a lease of one key tells the Client, before
+// Done closes: its value is free to overwrite, the key is no longer held
+// here, and a loss goes to the Observer.
+func (l oneKey) afterEnd(cause error, validUntil time.Time, ttl time.Duration, shared bool) {
+	if !shared {
+		// The lease is over: its keys are ours to overwrite (releasedValues).
+		l.c.released.note(l.key, l.value, l.c.cfg.clock.Now().Add(ttl))
+	}
+	l.c.holders.remove(l.key)
+	if errors.Is(cause, ErrLockLost) {
+		l.observeLost(cause, validUntil) // before Done closes: whoever waits on Done finds the event
+	}
 }
 
 // held reports whether the lease is held at now, ending it if its validity

@@ -70,7 +70,7 @@ func TestExtendThatOutlastsTheValidityFails(t *testing.T) {
 
 // While an auto-renewal is slow, the lease must still end at ValidUntil.
 func TestSlowRenewalDoesNotKeepALeasePastValidUntil(t *testing.T) {
-	_, cs := miniMasters(t, 3)
+	cs := newRig(t, 3, onMiniredis()).clients
 	for _, rc := range cs {
 		rc.(*redis.Client).AddHook(slowScript{sha: extendScript.Hash(), d: 2 * time.Second})
 	}
@@ -94,7 +94,7 @@ func TestSlowRenewalDoesNotKeepALeasePastValidUntil(t *testing.T) {
 }
 
 func TestCloseWhileLockersWait(t *testing.T) {
-	_, cs := miniMasters(t, 3)
+	cs := newRig(t, 3, onMiniredis()).clients
 	c := miniClient(t, cs)
 	ctx := context.Background()
 	held, err := c.TryLock(ctx, "k", 5*time.Second)
@@ -133,7 +133,7 @@ func TestCloseWhileLockersWait(t *testing.T) {
 }
 
 func TestContextCauseAndErrBothMatch(t *testing.T) {
-	_, cs := miniMasters(t, 3)
+	cs := newRig(t, 3, onMiniredis()).clients
 	c := miniClient(t, cs)
 	why := errors.New("shutting down")
 	ctx, cancel := context.WithCancelCause(context.Background())

@@ -139,14 +139,23 @@ func (c *Client) lockAll(ctx context.Context, keys []string, ttl time.Duration, 
 	return c.combine(parts), waited, nil
 }
 
+// manyKeys is the holding of a lease of several keys (LockAll): one lease
+// per key, its parts, in the order they were taken.
+type manyKeys struct {
+	*Lease
+	parts []*Lease
+}
+
 // combine makes one Lease of several: it ends when any part ends, with that
 // part's cause, and then ends the others (see partEnded).
 func (c *Client) combine(parts []*Lease) *Lease {
 	ctx, cancel := context.WithCancelCause(context.Background())
-	l := &Lease{c: c, key: parts[0].key, token: parts[0].token, parts: parts, ctx: ctx, cancel: cancel}
+	l := &Lease{c: c, key: parts[0].key, token: parts[0].token, ctx: ctx, cancel: cancel}
+	m := manyKeys{Lease: l, parts: parts}
+	l.kind = m
 	for _, p := range parts {
 		p.startWatch()
-		context.AfterFunc(p.ctx, func() { l.partEnded(p) })
+		context.AfterFunc(p.ctx, func() { m.partEnded(p) })
 	}
 	return l
 }
@@ -157,7 +166,7 @@ func (c *Client) combine(parts []*Lease) *Lease {
 // WithAutoExtend) stops, and keys that are no longer held together protect
 // nothing, so they are freed for others at once instead of being renewed or
 // left to expire.
-func (l *Lease) partEnded(p *Lease) {
+func (l manyKeys) partEnded(p *Lease) {
 	cause := context.Cause(p.ctx)
 	l.end(cause)
 	if errors.Is(cause, ErrReleased) {
@@ -193,9 +202,12 @@ func (l *Lease) Keys() []string {
 	if l == nil {
 		return nil
 	}
-	if l.parts == nil {
-		return []string{l.key}
-	}
+	return l.kind.keyList()
+}
+
+func (l oneKey) keyList() []string { return []string{l.key} }
+
+func (l manyKeys) keyList() []string {
 	out := make([]string, len(l.parts))
 	for i, p := range l.parts {
 		out[i] = p.key
@@ -205,21 +217,29 @@ func (l *Lease) Keys() []string {
 
 // Tokens returns each key's fencing token (zero with WithFencing(false)).
 func (l *Lease) Tokens() map[string]fencing.Token {
-	out := make(map[string]fencing.Token)
 	if l == nil {
-		return out
+		return make(map[string]fencing.Token)
 	}
-	if l.parts == nil {
-		out[l.key] = l.token
-	}
+	return l.kind.tokenMap()
+}
+
+func (l oneKey) tokenMap() map[string]fencing.Token {
+	return map[string]fencing.Token{l.key: l.token}
+}
+
+func (l manyKeys) tokenMap() map[string]fencing.Token {
+	out := make(map[string]fencing.Token, len(l.parts))
 	for _, p := range l.parts {
 		out[p.key] = p.token
 	}
 	return out
 }
 
-// multiValidUntil is the earliest deadline of the parts.
-func (l *Lease) multiValidUntil() time.Time {
+// currentTTL is the first part's TTL.
+func (l manyKeys) currentTTL() time.Duration { return l.parts[0].TTL() }
+
+// until is the earliest deadline of the parts.
+func (l manyKeys) until() time.Time {
 	t := l.parts[0].ValidUntil()
 	for _, p := range l.parts[1:] {
 		if v := p.ValidUntil(); v.Before(t) {
@@ -229,8 +249,16 @@ func (l *Lease) multiValidUntil() time.Time {
 	return t
 }
 
-// multiHeld is held for a lease of several keys.
-func (l *Lease) multiHeld() error {
+// watchEnd has nothing to start: each part's watcher runs from combine on,
+// and the end of any part ends the lease (partEnded).
+func (l manyKeys) watchEnd() {}
+
+// afterEnd has nothing to tell the Client: each part's own end did.
+func (l manyKeys) afterEnd(error, time.Time, time.Duration, bool) {}
+
+// check is Err for a lease of several keys: the first part that ended ends
+// the lease.
+func (l manyKeys) check() error {
 	l.mu.Lock()
 	ended := l.ended
 	l.mu.Unlock()
@@ -246,9 +274,9 @@ func (l *Lease) multiHeld() error {
 	return nil
 }
 
-// multiExtend extends every part; the first failure is returned (a part
-// found lost ends, and with it the whole lease).
-func (l *Lease) multiExtend(ctx context.Context, ttl time.Duration) error {
+// extend extends every part; the first failure is returned (a part found
+// lost ends, and with it the whole lease).
+func (l manyKeys) extend(ctx context.Context, ttl time.Duration, _ bool) error {
 	for _, p := range l.parts {
 		if err := p.Extend(ctx, ttl); err != nil {
 			return fmt.Errorf("extend %q: %w", p.key, err)
@@ -257,10 +285,10 @@ func (l *Lease) multiExtend(ctx context.Context, ttl time.Duration) error {
 	return nil
 }
 
-// multiRelease releases every part and ends the lease. A lease that had
+// release releases every part and ends the lease. A lease that had
 // already ended because one part did reports that: its other parts are
 // being released in the background (see partEnded).
-func (l *Lease) multiRelease(ctx context.Context) error {
+func (l manyKeys) release(ctx context.Context) error {
 	l.opMu.Lock()
 	defer l.opMu.Unlock()
 	if l.released {
@@ -276,4 +304,9 @@ func (l *Lease) multiRelease(ctx context.Context) error {
 	err := releaseParts(ctx, l.parts)
 	l.end(ErrReleased)
 	return err
+}
+
+// state refuses: a lease of several keys cannot be resumed.
+func (l manyKeys) state() (LeaseState, error) {
+	return LeaseState{}, invalid("a lease of %d keys (LockAll) cannot be resumed", len(l.parts))
 }

@@ -244,7 +244,7 @@ func TestTryLockAllNeverReturnsAnExpiredLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Release(ctx)
-	if first := l.parts[0].ValidUntil(); !l.ValidUntil().Equal(first) {
+	if first := l.kind.(manyKeys).parts[0].ValidUntil(); !l.ValidUntil().Equal(first) {
 		t.Fatalf("ValidUntil %v; want the first key's %v", l.ValidUntil(), first)
 	}
 }

@@ -38,9 +38,11 @@ func (l *Lease) Release(ctx context.Context) (err error) {
 	if err := checkCtx(ctx); err != nil {
 		return err
 	}
-	if l.parts != nil {
-		return l.multiRelease(ctx)
-	}
+	return l.kind.release(ctx)
+}
+
+// release deletes the key on every master: Release of a lease of one key.
+func (l oneKey) release(ctx context.Context) (err error) {
 	l.opMu.Lock()
 	defer l.opMu.Unlock()
 	if l.released {

@@ -15,7 +15,8 @@ import (
 // there" is taken as proof and the late key stays until its TTL (found by
 // FuzzKey: about one lease in a thousand on three real masters).
 func TestReleaseRightAfterLockLeavesNoKey(t *testing.T) {
-	ms, cs := miniMasters(t, 3)
+	mr := newRig(t, 3, onMiniredis())
+	ms, cs := mr.mini, mr.clients
 	c := miniClient(t, cs)
 	ctx := context.Background()
 	const n = 600

@@ -20,51 +20,6 @@ import (
 // The control in each: plain Redlock (WithoutQuarantine) gives the key a
 // second holder in the same interleaving, which shows the test can fail.
 
-// certifiedRig is n real masters with persistence p, certified by a first
-// lock (a fresh cluster is certified at once, rule S), and that client: one
-// that watched the masters all along.
-func certifiedRig(t *testing.T, n int, p clustertest.Persistence, opts ...Option) (*rig, *Client) {
-	t.Helper()
-	c := clustertest.Start(t, n, p)
-	t.Cleanup(c.ResumeAll)
-	r := &rig{Cluster: c, clients: c.Clients(t)}
-	return r, certify(t, r, opts...)
-}
-
-// certify certifies r's masters with a first lock and waits until its
-// client sees every master counting; that client is returned.
-func certify(t *testing.T, r *rig, opts ...Option) *Client {
-	t.Helper()
-	w, err := New(r.clients, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = w.Close() })
-	warmUp(t, w)
-	eventually(t, 10*time.Second, "every master certified", func() bool {
-		for _, h := range w.Health() {
-			if h.Quarantined {
-				return false
-			}
-		}
-		return true
-	})
-	return w
-}
-
-// warmUp takes and releases one lock with every master up.
-func warmUp(t *testing.T, c *Client) {
-	t.Helper()
-	ctx := context.Background()
-	l, err := c.TryLock(ctx, "warmup", time.Second)
-	if err != nil {
-		t.Fatalf("warm-up lock: %v", err)
-	}
-	if err := l.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // refusedWhileAHolds checks, while A holds "k" on masters 0, 1 and 2 and
 // master 0 lost A's key, that every client of clients is refused k with an
 // error matching reason, and that plain Redlock takes k a second time.
@@ -89,39 +44,6 @@ func refusedWhileAHolds(t *testing.T, masters []redis.UniversalClient, reason er
 	_ = second.Release(ctx)
 }
 
-// rigWithReplica is certifiedRig with a replica of master 0 that copies it,
-// its certificate included, and then stops following it (REPLICAOF NO ONE:
-// a replica whose master is gone cannot serve a resync): from then on it
-// lags. The replica attaches before the masters are certified: a master's
-// first replica gives it a new replication id (Redis starts its backlog
-// with one), which would uncertify it.
-func rigWithReplica(t *testing.T, p, replica clustertest.Persistence, opts ...Option) (*rig, *Client, *clustertest.Server, *redis.Client) {
-	t.Helper()
-	ctx := context.Background()
-	c := clustertest.Start(t, 5, p)
-	t.Cleanup(c.ResumeAll)
-	r := &rig{Cluster: c, clients: c.Clients(t)}
-	s := clustertest.StartServer(t, replica)
-	rc := s.Client(t)
-	host, port, _ := strings.Cut(r.Servers[0].Addr, ":")
-	if err := rc.Do(ctx, "REPLICAOF", host, port).Err(); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 10*time.Second, "the replica in sync", func() bool {
-		info, _ := rc.Info(ctx, "replication").Result()
-		return strings.Contains(info, "master_link_status:up")
-	})
-	w := certify(t, r, opts...)
-	eventually(t, 10*time.Second, "the replica has master 0's certificate", func() bool {
-		v, _ := rc.Get(ctx, keys.Cert).Result()
-		return v != ""
-	})
-	if err := rc.Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil { // it keeps its data, and lags from now on
-		t.Fatal(err)
-	}
-	return r, w, s, rc
-}
-
 func runID(t *testing.T, rdb redis.UniversalClient) string {
 	t.Helper()
 	info, err := rdb.Info(context.Background(), "server").Result()
@@ -141,7 +63,8 @@ func runID(t *testing.T, rdb redis.UniversalClient) string {
 // watcher does not need a probe to see it: the grant itself says so.
 func TestFailbackIsSeenInTheGrant(t *testing.T) {
 	ctx := context.Background()
-	r, watcher, p, _ := rigWithReplica(t, clustertest.NoPersistence, clustertest.NoPersistence, WithQuarantine(30*time.Second))
+	r := newRig(t, 5, withLaggingReplica(clustertest.NoPersistence), certified(WithQuarantine(30*time.Second)))
+	watcher, p := r.watcher, r.replica
 	a := cutClient(t, r.clients, []int{3, 4}, WithQuarantine(30*time.Second))
 	lease, err := a.TryLock(ctx, "k", 30*time.Second)
 	if err != nil {
@@ -181,7 +104,8 @@ func TestFailbackIsSeenInTheGrant(t *testing.T) {
 // (appendonly yes, appendfsync always) before any client looks.
 func TestRestartFromAnOlderSnapshotIsNotForgivenByTodaysConfig(t *testing.T) {
 	ctx := context.Background()
-	r, watcher := certifiedRig(t, 5, clustertest.NoPersistence, WithQuarantine(30*time.Second))
+	r := newRig(t, 5, certified(WithQuarantine(30*time.Second)))
+	watcher := r.watcher
 	if err := r.clients[0].Save(ctx).Err(); err != nil { // the snapshot: certificate, no k
 		t.Fatal(err)
 	}
@@ -219,7 +143,8 @@ func TestRestartFromAnOlderSnapshotIsNotForgivenByTodaysConfig(t *testing.T) {
 // quarantine and the next token is above A's.
 func TestPromotedReplicaRestartedDurableIsSyncedBeforeItCounts(t *testing.T) {
 	ctx := context.Background()
-	r, _, ps, pc := rigWithReplica(t, clustertest.NoPersistence, clustertest.AOFAlways, WithQuarantine(time.Second))
+	r := newRig(t, 5, withLaggingReplica(clustertest.AOFAlways), certified(WithQuarantine(time.Second)))
+	ps, pc := r.replica, r.replicaClient
 	a := cutClient(t, r.clients, []int{3, 4}, WithQuarantine(time.Second))
 	var last fencing.Token
 	for range 3 { // tokens rise on {0,1,2} only
@@ -296,7 +221,7 @@ func bucketCounter(t *testing.T, rdb redis.UniversalClient, key string) fencing.
 // waits for it.
 func TestQuarantineCoversAnotherClientsLongerTTL(t *testing.T) {
 	ctx := context.Background()
-	r, _ := certifiedRig(t, 5, clustertest.NoPersistence)
+	r := newRig(t, 5, certified())
 	a := cutClient(t, r.clients, []int{3, 4})
 	lease, err := a.TryLock(ctx, "k", 6*time.Second)
 	if err != nil {
@@ -334,9 +259,7 @@ func TestQuarantineCoversAnotherClientsLongerTTL(t *testing.T) {
 // has its counters raised like any master that lost its data.
 func TestFreshClusterWithAMasterDownLocksAtOnce(t *testing.T) {
 	ctx := context.Background()
-	c := clustertest.Start(t, 5)
-	t.Cleanup(c.ResumeAll)
-	r := &rig{Cluster: c, clients: c.Clients(t)}
+	r := newRig(t, 5)
 	if err := r.Servers[4].Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -383,10 +306,8 @@ func TestFreshClusterWithAMasterDownLocksAtOnce(t *testing.T) {
 // its first look (rule SC) and locks with one master down.
 func TestPartialScratchIsCompletedByTheNextClient(t *testing.T) {
 	ctx := context.Background()
-	c := clustertest.Start(t, 5)
-	t.Cleanup(c.ResumeAll)
-	r := &rig{Cluster: c, clients: c.Clients(t)}
-	yMasters := c.Clients(t)
+	r := newRig(t, 5)
+	yMasters := r.Clients(t)
 	gates := make([]*commandGate, 5)
 	for i := 2; i < 5; i++ {
 		gates[i] = newCommandGate(isCertify)
@@ -447,10 +368,8 @@ func TestPartialScratchIsCompletedByTheNextClient(t *testing.T) {
 // arrives: it must certify nothing, so that no client counts master 0.
 func TestLateCertificationWriteCertifiesNothing(t *testing.T) {
 	ctx := context.Background()
-	c := clustertest.Start(t, 5)
-	t.Cleanup(c.ResumeAll)
-	r := &rig{Cluster: c, clients: c.Clients(t)}
-	yMasters := c.Clients(t)
+	r := newRig(t, 5)
+	yMasters := r.Clients(t)
 	gate := newCommandGate(isCertify)
 	yMasters[0].(*redis.Client).AddHook(gate)
 	y, err := New(yMasters, WithQuarantine(30*time.Second))
@@ -514,7 +433,8 @@ func TestLateCertificationWriteCertifiesNothing(t *testing.T) {
 // and the next token is above A's.
 func TestSyncSourceIsJudgedAsItIsRead(t *testing.T) {
 	ctx := context.Background()
-	r, w := certifiedRig(t, 5, clustertest.NoPersistence, WithQuarantine(time.Second))
+	r := newRig(t, 5, certified(WithQuarantine(time.Second)))
+	w := r.watcher
 	a := cutClient(t, r.clients, []int{3, 4}, WithQuarantine(time.Second))
 	lockOnce := func() fencing.Token {
 		l, err := a.TryLock(ctx, "k", time.Second)
@@ -657,7 +577,8 @@ func writesSyncGuard(cmd redis.Cmder) bool {
 // itself; Health says why, in words an operator can act on.
 func TestMajorityLossIsReportedNotRepairedByItself(t *testing.T) {
 	ctx := context.Background()
-	r, w := certifiedRig(t, 5, clustertest.NoPersistence, WithQuarantine(500*time.Millisecond))
+	r := newRig(t, 5, certified(WithQuarantine(500*time.Millisecond)))
+	w := r.watcher
 	for _, i := range []int{0, 1, 2} {
 		if err := r.Servers[i].Restart(clustertest.NoPersistence); err != nil {
 			t.Fatal(err)

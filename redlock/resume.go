@@ -31,9 +31,11 @@ func (l *Lease) State() (LeaseState, error) {
 	if l == nil {
 		return LeaseState{}, invalid("nil lease")
 	}
-	if l.parts != nil {
-		return LeaseState{}, invalid("a lease of %d keys (LockAll) cannot be resumed", len(l.parts))
-	}
+	return l.kind.state()
+}
+
+// state is State of a lease of one key.
+func (l oneKey) state() (LeaseState, error) {
 	now := l.c.cfg.clock.Now()
 	if err := l.held(now); err != nil {
 		return LeaseState{}, err

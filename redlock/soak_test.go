@@ -71,9 +71,8 @@ func TestSoak(t *testing.T) {
 		defer func(rate int) { runtime.MemProfileRate = rate }(runtime.MemProfileRate)
 		runtime.MemProfileRate = 16 << 10
 	}
-	rc := clustertest.Start(t, 3)
-	t.Cleanup(rc.ResumeAll)
-	admin := rc.Clients(t)
+	rc := newRig(t, 3)
+	admin := rc.clients
 	baseGoroutines := runtime.NumGoroutine()
 
 	const nClients = 3

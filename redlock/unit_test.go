@@ -9,25 +9,11 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/keys"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 )
 
 // Fast unit tests on in-process miniredis masters. The behaviour under
 // faults is proven against real redis-server processes in faults_test.go.
-
-func miniMasters(t *testing.T, n int) ([]*miniredis.Miniredis, []redis.UniversalClient) {
-	t.Helper()
-	var ms []*miniredis.Miniredis
-	var cs []redis.UniversalClient
-	for range n {
-		m := miniredis.RunT(t)
-		c := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true, MaxRetries: -1})
-		t.Cleanup(func() { _ = c.Close() })
-		ms, cs = append(ms, m), append(cs, c)
-	}
-	return ms, cs
-}
 
 func miniClient(t *testing.T, cs []redis.UniversalClient, opts ...Option) *Client {
 	t.Helper()
@@ -40,7 +26,7 @@ func miniClient(t *testing.T, cs []redis.UniversalClient, opts ...Option) *Clien
 }
 
 func TestNewRejectsBadInput(t *testing.T) {
-	_, cs := miniMasters(t, 3)
+	cs := newRig(t, 3, onMiniredis()).clients
 	ten := make([]redis.UniversalClient, 10)
 	for i := range ten {
 		c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
@@ -77,7 +63,7 @@ func TestNewRejectsBadInput(t *testing.T) {
 }
 
 func TestLockRejectsBadInput(t *testing.T) {
-	_, cs := miniMasters(t, 3)
+	cs := newRig(t, 3, onMiniredis()).clients
 	c := miniClient(t, cs)
 	ctx := context.Background()
 	cases := map[string]struct {
@@ -157,7 +143,7 @@ func TestNilLease(t *testing.T) {
 
 func TestQuorumSizes(t *testing.T) {
 	for n, want := range map[int]int{1: 1, 2: 2, 3: 2, 4: 3, 5: 3, 6: 4, 7: 4, 9: 5} {
-		_, cs := miniMasters(t, n)
+		cs := newRig(t, n, onMiniredis()).clients
 		if got := miniClient(t, cs).Quorum(); got != want {
 			t.Errorf("%d masters: quorum %d, want %d", n, got, want)
 		}
@@ -165,7 +151,7 @@ func TestQuorumSizes(t *testing.T) {
 }
 
 func TestHeldByAnotherOwnerIsNotAcquiredNotNoQuorum(t *testing.T) {
-	_, cs := miniMasters(t, 5)
+	cs := newRig(t, 5, onMiniredis()).clients
 	a, b := miniClient(t, cs), miniClient(t, cs)
 	ctx := context.Background()
 	lease, err := a.TryLock(ctx, "k", 5*time.Second)
@@ -191,7 +177,8 @@ func TestHeldByAnotherOwnerIsNotAcquiredNotNoQuorum(t *testing.T) {
 }
 
 func TestMasterErrorsMakeNoQuorum(t *testing.T) {
-	ms, cs := miniMasters(t, 3)
+	mr := newRig(t, 3, onMiniredis())
+	ms, cs := mr.mini, mr.clients
 	c := miniClient(t, cs)
 	ms[0].SetError("LOADING Redis is loading the dataset in memory")
 	ms[1].SetError("LOADING Redis is loading the dataset in memory")
@@ -209,7 +196,7 @@ func TestMasterErrorsMakeNoQuorum(t *testing.T) {
 // The validity formula, on a clock that only the test moves:
 // ValidUntil = start + ttl − (ttl·drift + 2 ms).
 func TestValidityFormula(t *testing.T) {
-	_, cs := miniMasters(t, 3)
+	cs := newRig(t, 3, onMiniredis()).clients
 	clk := newFakeClock()
 	c := miniClient(t, cs, WithClock(clk), WithDriftFactor(0.01))
 	start := clk.Now() // a step-less clock: the attempt reads this same instant
@@ -226,7 +213,8 @@ func TestValidityFormula(t *testing.T) {
 // An attempt that takes longer than ttl − drift leaves no validity: it must
 // fail and leave no key, even though every master granted.
 func TestNoValidityLeftFails(t *testing.T) {
-	ms, cs := miniMasters(t, 3)
+	mr := newRig(t, 3, onMiniredis())
+	ms, cs := mr.mini, mr.clients
 	clk := newFakeClock()
 	clk.step = 2 * time.Second // every reading of the clock costs 2 s: more than the whole TTL
 	c := miniClient(t, cs, WithClock(clk))
@@ -246,7 +234,7 @@ func TestNoValidityLeftFails(t *testing.T) {
 }
 
 func TestClosedClient(t *testing.T) {
-	_, cs := miniMasters(t, 3)
+	cs := newRig(t, 3, onMiniredis()).clients
 	c := miniClient(t, cs)
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
@@ -308,7 +296,8 @@ func TestFIFOQueueServesInOrder(t *testing.T) {
 }
 
 func TestExhaustedTokensAreFinal(t *testing.T) {
-	ms, cs := miniMasters(t, 3)
+	mr := newRig(t, 3, onMiniredis())
+	ms, cs := mr.mini, mr.clients
 	for _, m := range ms {
 		m.Set(keys.Bucket(keys.BucketOf("k", DefaultFenceBuckets)), "9007199254740991") // fencing.MaxToken
 	}
@@ -325,7 +314,8 @@ func TestExhaustedTokensAreFinal(t *testing.T) {
 }
 
 func TestReleaseOfALostLeaseTwice(t *testing.T) {
-	ms, cs := miniMasters(t, 3)
+	mr := newRig(t, 3, onMiniredis())
+	ms, cs := mr.mini, mr.clients
 	c := miniClient(t, cs)
 	ctx := context.Background()
 	lease, err := c.TryLock(ctx, "k", 5*time.Second)
@@ -345,7 +335,7 @@ func TestReleaseOfALostLeaseTwice(t *testing.T) {
 
 // Without release notifications, a waiter still gets the lock, by backoff.
 func TestLockWithoutNotificationsUsesBackoff(t *testing.T) {
-	_, cs := miniMasters(t, 3)
+	cs := newRig(t, 3, onMiniredis()).clients
 	holder, waiter := miniClient(t, cs), miniClient(t, cs, WithReleaseNotifications(false))
 	ctx := context.Background()
 	lease, err := holder.TryLock(ctx, "k", 5*time.Second)

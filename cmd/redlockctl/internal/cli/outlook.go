@@ -28,7 +28,7 @@ type outlook struct {
 }
 
 // lockOutlook judges the masters as a lock would, now. The rule, redlock's
-// (decide in redlock/outcome.go, rule V in internal/probe): a
+// (decide in redlock/round.go, rule V in internal/probe): a
 // round succeeds when Needed counting masters grant, or when every master
 // grants, which needs every master to answer as a master (a quarantined
 // master's yes counts in such a round); a list that names one server twice
