@@ -328,5 +328,5 @@ func (r *Result) Write(dir string) error {
 	if err := writeJSON(filepath.Join(dir, "results.json"), r); err != nil {
 		return err
 	}
-	return writeReport(filepath.Join(dir, "report.html"), r)
+	return writeReport(dir, r)
 }
