@@ -24,10 +24,10 @@ type op struct {
 
 // fault is a nemesis fault from its start to its stop event.
 type fault struct {
-	kind, target       string
-	from, to           int64
-	startIdx, stopIdx  int
-	healed             bool
+	kind, target      string
+	from, to          int64
+	startIdx, stopIdx int
+	healed            bool
 }
 
 func (f fault) label() string { return strings.TrimSpace(f.kind + " " + f.target) }
