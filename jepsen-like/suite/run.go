@@ -317,7 +317,8 @@ func runProcess(ctx context.Context, cfg Config, e *env, s, id int, rec *history
 	return nil
 }
 
-// Write writes history.jsonl, results.json and report.html into dir.
+// Write writes history.jsonl, results.json, report.html and, for a register
+// run, register.html (porcupine's visualization) into dir.
 func (r *Result) Write(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("suite: %w", err)
