@@ -86,7 +86,7 @@ func writePage(w io.Writer, title string, events []history.Event, results []chec
 			framed = fmt.Sprintf(" (%d overlaps, each framed in red on both holders' lanes)", n)
 		}
 		fmt.Fprintf(&b, "<h2 class=\"zoom-title\">Proof of %s invalid: %.3fs–%.3fs%s</h2>", html.EscapeString(res.Checker), sec(sp.t0), sec(sp.t1), framed)
-		elements += r.timeline(&b, "zoom", sp, true)
+		elements += r.timeline(&b, "zoom", sp, res.Ops)
 	}
 	if reg != nil {
 		fmt.Fprintf(&b, "<p>Register %q: <a id=\"register-link\" href=%q>porcupine's visualization</a> of %d operations (#%d–#%d), faults as annotations%s.</p>",
@@ -99,7 +99,7 @@ func writePage(w io.Writer, title string, events []history.Event, results []chec
 		fmt.Fprintf(&b, "<p class=\"note\">Its clients are processes: %s.</p>", strings.Join(clients, ", "))
 	}
 	b.WriteString("<h2>Timeline</h2><p class=\"note\">" + legend + "</p>")
-	elements += r.timeline(&b, "timeline", full, false)
+	elements += r.timeline(&b, "timeline", full, nil)
 	b.WriteString("<h2>Acquire latency</h2><p class=\"note\">Each acquire's invoke to completion, at its invoke: ■ ok, ✕ fail, ▲ info; faults shaded in their lane's color.</p>")
 	elements += r.latency(&b, full)
 	b.WriteString("<h2>Acquisitions per second</h2><p class=\"note\">Acquires completed per second: green ok, grey fail or info; faults shaded.</p>")
@@ -116,7 +116,7 @@ const legend = `Time runs left to right. Top lanes: one per fault kind, each fau
 	`Below: client processes (a lane holds processes one after another, "p3 +4": p3 and four later ones). ` +
 	`Blue band: a hold (acquire ok → release invoke or validity end). Bars: green ok, grey fail, orange info. ` +
 	`Black outline: events that prove an invalid verdict; dashed red frame: two processes holding a key at once. ` +
-	`Marks closer than a pixel are merged (the tooltip counts them).`
+	`Marks of one color closer than 3 pixels in a lane are merged (the tooltip counts them).`
 
 // zoom is the time around an invalid result's proof: its events (and the
 // end of a hold they start), with a quarter of that on each side.

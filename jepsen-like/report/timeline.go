@@ -40,11 +40,17 @@ type mark struct {
 	to     int64
 }
 
-// processLanes gives each process a lane. With perProcess every process
-// with something in sp gets its own lane (the zoom); otherwise processes
-// are packed: a lane holds processes whose lives do not overlap, so a run
-// of many short-lived clients needs about as many lanes as client slots.
-func (r *run) processLanes(sp span, perProcess bool) (map[int]int, []string) {
+// maxZoomLanes bounds the process lanes of a zoom, so that it fits the
+// first screen.
+const maxZoomLanes = 24
+
+// processLanes gives each process a lane. With a proof (the zoom) every
+// process with something in sp gets its own lane, the proof's processes
+// first, at most maxZoomLanes; otherwise processes are packed: a lane holds
+// processes whose lives do not overlap, so a run of many short-lived
+// clients needs about as many lanes as client slots.
+func (r *run) processLanes(sp span, proof []history.Event) (map[int]int, []string) {
+	perProcess := proof != nil
 	life := make(map[int][2]int64)
 	touch := func(p int, from, to int64) {
 		if !sp.meets(from, to) && perProcess {
@@ -70,7 +76,12 @@ func (r *run) processLanes(sp span, perProcess bool) (map[int]int, []string) {
 	lane := make(map[int]int, len(procs))
 	var labels []string
 	if perProcess {
-		for i, p := range procs {
+		inProof := make(map[int]bool)
+		for _, e := range proof {
+			inProof[e.Process] = true
+		}
+		sort.SliceStable(procs, func(i, j int) bool { return inProof[procs[i]] && !inProof[procs[j]] })
+		for i, p := range procs[:min(len(procs), maxZoomLanes)] {
 			lane[p] = i
 			labels = append(labels, fmt.Sprintf("p%d", p))
 		}
@@ -106,11 +117,12 @@ func (r *run) processLanes(sp span, perProcess bool) (map[int]int, []string) {
 }
 
 // timeline draws the fault lanes (one per fault kind, each band named) and
-// the process lanes over sp: holds as blue bands, operations as bars,
-// proof events outlined in black, every overlap framed. Marks closer than
-// a pixel in a lane are merged into one (the tooltip counts them).
-func (r *run) timeline(b *strings.Builder, class string, sp span, perProcess bool) int {
-	lane, labels := r.processLanes(sp, perProcess)
+// the process lanes over sp (one per process, the proof's first, when
+// proof is given: the zoom): holds as blue bands, operations as bars,
+// proof events outlined in black, every overlap framed. Marks of one color
+// closer than mergeGap pixels in a lane are merged (the tooltip counts them).
+func (r *run) timeline(b *strings.Builder, class string, sp span, proof []history.Event) int {
+	lane, labels := r.processLanes(sp, proof)
 	nf := len(r.kinds)
 	top := func(l int) float64 { return float64((nf+l)*laneH) + 4 }
 	h := (nf+len(labels))*laneH + axisH + 8
