@@ -2,8 +2,9 @@
 SHELL := /bin/bash
 GO ?= go
 # Debian packages the tests use: real redis-server processes, a private
-# PostgreSQL server, and spin for the Promela model (gcc compiles its verifier).
-DEBS := redis-server postgresql spin gcc
+# PostgreSQL server, spin for the Promela model (gcc compiles its verifier),
+# and chromium, the headless browser the jepsen-like report is checked in.
+DEBS := redis-server postgresql spin gcc chromium
 
 .PHONY: all demo test deps vet fmt-check bench bench-peers fuzz mutants image compose-up compose-down
 
@@ -26,6 +27,7 @@ deps:
 	ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	command -v spin >/dev/null || missing="$$missing spin"; \
 	command -v gcc >/dev/null || missing="$$missing gcc"; \
+	command -v chromium >/dev/null || missing="$$missing chromium"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  if [ "$$(id -u)" != 0 ]; then echo "run as root, or: sudo apt-get install -y $(DEBS)"; exit 1; fi; \

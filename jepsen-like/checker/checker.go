@@ -25,6 +25,9 @@ type Result struct {
 	Explanation string  `json:"explanation"`
 	// Ops are the events that prove an invalid verdict (empty otherwise).
 	Ops []history.Event `json:"ops,omitempty"`
+	// Overlaps are, for an invalid mutex verdict, every overlap of two
+	// holds (at most MaxOverlaps); Ops proves the first.
+	Overlaps []Overlap `json:"overlaps,omitempty"`
 }
 
 // String is "checker: verdict (explanation)".

@@ -122,7 +122,7 @@ func (m Mutex) Check(events []history.Event) Result {
 		}
 	}
 	if len(found) > 0 {
-		return Result{Checker: m.Name(), Verdict: Invalid, Ops: sortEvents(proof),
+		return Result{Checker: m.Name(), Verdict: Invalid, Ops: sortEvents(proof), Overlaps: Overlaps(Holds(events), MaxOverlaps),
 			Explanation: fmt.Sprintf("%d findings; first: %s", len(found), found[0])}
 	}
 	return Result{Checker: m.Name(), Verdict: Valid, Explanation: fmt.Sprintf("%d lock holds of %d keys, none overlapping, none valid past ok + TTL − drift", n, len(byKey))}

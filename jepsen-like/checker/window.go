@@ -139,21 +139,15 @@ func (w *window) end(call int) (regState, bool) {
 	return regState{token: w.maxOK, value: last.value}, true
 }
 
-// checkKey checks one register's operations (in invoke order) window by
-// window. It returns nil if they are linearizable, else the invalid or
-// unknown result; and the number of windows and the largest one's size.
-func checkKey(key string, ops []regOp, deadline time.Time) (*Result, int, int) {
+// eachWindow splits one register's operations (in invoke order) into
+// windows and calls f with each, last says it is the final one, until f
+// returns false.
+func eachWindow(ops []regOp, f func(w *window, last bool) bool) {
 	w := newWindow(regState{}, regOp{})
-	windows, largest := 0, 0
-	flush := func(last bool) *Result {
-		windows++
-		largest = max(largest, len(w.ops))
-		return checkWindow(key, w, last, deadline)
-	}
 	for _, o := range ops {
 		if st, ok := w.end(o.call); ok {
-			if res := flush(false); res != nil {
-				return res, windows, largest
+			if !f(w, false) {
+				return
 			}
 			setBy := w.setBy
 			if w.last >= 0 {
@@ -163,12 +157,28 @@ func checkKey(key string, ops []regOp, deadline time.Time) (*Result, int, int) {
 		}
 		w.add(o)
 	}
-	return flush(true), windows, largest
+	f(w, true)
 }
 
-// checkWindow runs porcupine on one window; unknown outcomes return after
-// every operation of the window (at infinity in the last one).
-func checkWindow(key string, w *window, last bool, deadline time.Time) *Result {
+// checkKey checks one register's operations (in invoke order) window by
+// window. It returns nil if they are linearizable, else the invalid or
+// unknown result; and the number of windows and the largest one's size.
+func checkKey(key string, ops []regOp, deadline time.Time) (*Result, int, int) {
+	windows, largest := 0, 0
+	var res *Result
+	eachWindow(ops, func(w *window, last bool) bool {
+		windows++
+		largest = max(largest, len(w.ops))
+		res = checkWindow(key, w, last, deadline)
+		return res == nil
+	})
+	return res, windows, largest
+}
+
+// operations are the window's operations for porcupine: times are event
+// indices; unknown outcomes return after every operation of the window (at
+// infinity in the last one).
+func (w *window) operations(last bool) []porcupine.Operation {
 	end := w.ops[len(w.ops)-1].call
 	for _, o := range w.ops {
 		if o.ret != infinity {
@@ -184,6 +194,12 @@ func checkWindow(key string, w *window, last bool, deadline time.Time) *Result {
 		pops[i] = porcupine.Operation{ClientId: o.inv.Process, Call: int64(o.call), Return: int64(ret),
 			Input: regInput{write: o.write, token: o.token, value: o.value}, Output: regOutput{kind: o.kind, value: o.value}}
 	}
+	return pops
+}
+
+// checkWindow runs porcupine on one window.
+func checkWindow(key string, w *window, last bool, deadline time.Time) *Result {
+	pops := w.operations(last)
 	if len(w.ops) == 1 && w.ops[0].kind != opInfo {
 		// One operation alone: step the model; porcupine would say the same.
 		model := registerModel(w.start)

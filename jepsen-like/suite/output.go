@@ -38,11 +38,9 @@ func writeJSON(path string, v any) error {
 	return nil
 }
 
-func writeReport(path string, r *Result) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("suite: %w", err)
-	}
+// writeReport writes dir/report.html and, for a register run,
+// dir/register.html (porcupine's visualization).
+func writeReport(dir string, r *Result) error {
 	title := fmt.Sprintf("jepsen-like: %s workload, nemesis %s, seed %d, %s backend", r.Workload, strings.Join(r.Nemeses, ","), r.Seed, r.Backend)
 	switch {
 	case r.DataLossTolerance > 0:
@@ -50,11 +48,7 @@ func writeReport(path string, r *Result) error {
 	case r.NoQuarantine || r.NoFencing:
 		title += " (plain Redlock)"
 	}
-	if err := report.Write(f, title, r.Events, r.Results); err != nil {
-		_ = f.Close()
-		return err
-	}
-	return f.Close()
+	return report.WriteDir(dir, title, r.Events, r.Results)
 }
 
 // progress reports the run's progress on w until the returned stop is

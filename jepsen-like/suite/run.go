@@ -316,7 +316,8 @@ func runProcess(ctx context.Context, cfg Config, e *env, s, id int, rec *history
 	return nil
 }
 
-// Write writes history.jsonl, results.json and report.html into dir.
+// Write writes history.jsonl, results.json, report.html and, for a register
+// run, register.html (porcupine's visualization) into dir.
 func (r *Result) Write(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("suite: %w", err)
@@ -327,5 +328,5 @@ func (r *Result) Write(dir string) error {
 	if err := writeJSON(filepath.Join(dir, "results.json"), r); err != nil {
 		return err
 	}
-	return writeReport(filepath.Join(dir, "report.html"), r)
+	return writeReport(dir, r)
 }
