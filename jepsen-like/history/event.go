@@ -62,6 +62,12 @@ type Event struct {
 	// histories written before it was added have none). The mutex checker
 	// then bounds the ok's valid_until_ns by invoke + TTL − drift allowance.
 	TTLNS int64 `json:"ttl_ns,omitempty"`
+	// SentNS is, on an acquire's ok, optional: when the first command of the
+	// winning attempt left for a master, as the suite's go-redis hook saw it
+	// (0: not recorded). The attempt's validity counts from a moment before
+	// it, so the mutex checker bounds valid_until_ns by SentNS + TTL − drift
+	// allowance.
+	SentNS int64 `json:"sent_ns,omitempty"`
 }
 
 // String is a short human form, e.g. "#12 p3 ok acquire k token=7".
@@ -89,6 +95,9 @@ func (e Event) String() string {
 	}
 	if e.TTLNS != 0 {
 		s += fmt.Sprintf(" ttl=%v", time.Duration(e.TTLNS))
+	}
+	if e.SentNS != 0 {
+		s += fmt.Sprintf(" sent=%.6fs", float64(e.SentNS)/1e9)
 	}
 	return s
 }

@@ -255,11 +255,13 @@ func runProcess(ctx context.Context, cfg Config, e *env, s, id int, rec *history
 	store workload.Store, harness *atomic.Uint64, rng *rand.Rand) error {
 	sl := e.slots[s]
 	clients := make([]redis.UniversalClient, len(sl.proxies))
+	sends := &sendHook{key: "k"}
 	for i, p := range sl.proxies {
 		c := redis.NewClient(&redis.Options{
 			Addr: p.Addr(), ContextTimeoutEnabled: true, MaxRetries: -1, PoolSize: 4,
 			DialTimeout: cfg.TTL / 2, ReadTimeout: cfg.TTL, WriteTimeout: cfg.TTL,
 		})
+		c.AddHook(sends)
 		clients[i] = c
 	}
 	var once sync.Once
@@ -297,7 +299,7 @@ func runProcess(ctx context.Context, cfg Config, e *env, s, id int, rec *history
 		opts = append(opts, redlock.WithFencing(false))
 	}
 	p := &workload.Process{ID: id, Slot: s, Workload: cfg.Workload, Key: "k", TTL: cfg.TTL, Rec: rec,
-		Store: store, Hooks: e, Rand: rng, HarnessTokens: harness}
+		Store: store, Hooks: e, Rand: rng, HarnessTokens: harness, SentAt: sends.sent}
 	if cfg.Workload == workload.Semaphore {
 		sem, err := semaphore.New(clients, "s", SemaphoreLimit, semaphore.WithTimeout(cfg.TTL), semaphore.WithLockOptions(opts...))
 		if err != nil {

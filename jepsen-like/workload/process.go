@@ -66,7 +66,11 @@ type Process struct {
 	// HarnessTokens, when set (fencing off), numbers acquisitions in the
 	// order the suite saw them; the number is the token of the writes.
 	HarnessTokens *atomic.Uint64
-	writes        int
+	// SentAt, when set, returns when the latest attempt's first acquire
+	// command left for a master (the suite's go-redis hook); an acquire's
+	// ok then records it as sent_ns, the mutex checker's ground truth.
+	SentAt func() time.Time
+	writes int
 }
 
 // Run does acquire–work–release cycles until ctx ends, finishing the cycle
@@ -137,7 +141,13 @@ func (p *Process) cycle(ctx context.Context) {
 		token = p.HarnessTokens.Add(1)
 	}
 	validUntil := lease.ValidUntil()
-	p.record(history.Event{Type: history.OK, F: history.Acquire, Value: limit, Token: token, ValidUntilNS: p.Rec.Since(validUntil)})
+	ok := history.Event{Type: history.OK, F: history.Acquire, Value: limit, Token: token, ValidUntilNS: p.Rec.Since(validUntil)}
+	if p.SentAt != nil && p.Workload != Semaphore {
+		if t := p.SentAt(); !t.IsZero() && p.Rec.Since(t) >= inv.TimeNS {
+			ok.SentNS = p.Rec.Since(t)
+		}
+	}
+	p.record(ok)
 	mode, targeted, done := p.Hooks.OnHold(p.Slot, inv.TimeNS)
 	defer done()
 	// Work on a context that outlives the process's: a leaving process
