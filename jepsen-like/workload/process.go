@@ -165,9 +165,15 @@ func (p *Process) cycle(ctx context.Context) {
 			p.write(work, token)
 		}
 	case targeted && mode == nemesis.Linger:
-		time.Sleep(time.Until(validUntil) - p.TTL/20)
+		p.actUntil(work, token, validUntil)
+	case targeted && mode == nemesis.SlowExtend:
+		// The masters' replies are late now: the extend fails on time,
+		// though every master may have applied the shorter TTL.
+		validUntil = p.extend(work, lease, p.TTL*3/10, validUntil)
+		p.actUntil(work, token, validUntil)
 	default:
 		hold := time.Duration((0.1 + 0.3*p.Rand.Float64()) * float64(p.TTL))
+		validUntil = p.extend(work, lease, time.Duration((0.3+0.3*p.Rand.Float64())*float64(p.TTL)), validUntil)
 		if d := time.Until(validUntil); hold > d {
 			hold = d
 		}
