@@ -35,6 +35,13 @@ const (
 	Write   F = "write"
 	Read    F = "read"
 	Nemesis F = "nemesis"
+	// Add is the set workload's read-modify-write: the invoke when the
+	// holder read the set, the ok when its write of the set with Value
+	// added was acknowledged.
+	Add F = "add"
+	// ReadSet is the set workload's final read; Value lists the elements,
+	// separated by spaces.
+	ReadSet F = "read-set"
 )
 
 // Event is one line of history.jsonl.
@@ -112,7 +119,7 @@ func validType(t Type) bool {
 
 func validF(f F) bool {
 	switch f {
-	case Acquire, Release, Write, Read, Nemesis:
+	case Acquire, Release, Write, Read, Nemesis, Add, ReadSet:
 		return true
 	}
 	return false

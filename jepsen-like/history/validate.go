@@ -59,7 +59,7 @@ func checkEvent(e Event) error {
 	case !validType(e.Type):
 		return fmt.Errorf("%w: event #%d: unknown type %q (want invoke, ok, fail or info)", ErrInvalid, e.Index, e.Type)
 	case !validF(e.F):
-		return fmt.Errorf("%w: event #%d: unknown f %q (want acquire, release, write, read or nemesis)", ErrInvalid, e.Index, e.F)
+		return fmt.Errorf("%w: event #%d: unknown f %q (want acquire, release, write, read, add, read-set or nemesis)", ErrInvalid, e.Index, e.F)
 	case e.TimeNS < 0:
 		return fmt.Errorf("%w: event #%d: negative time_ns %d", ErrInvalid, e.Index, e.TimeNS)
 	case e.F == Nemesis && (e.Process != NemesisProcess || e.Type != Info):

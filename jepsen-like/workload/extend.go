@@ -25,7 +25,7 @@ func (p *Process) extend(ctx context.Context, h hold, ttl time.Duration, validUn
 		return validUntil
 	}
 	ectx, cancel := context.WithTimeout(ctx, p.TTL)
-	_ = lease.Extend(ectx, ttl)
+	_ = lease.Extend(ectx, ttl.Round(time.Millisecond)) // redlock takes whole milliseconds
 	cancel()
 	if v := lease.ValidUntil(); v.Before(validUntil) {
 		return v
