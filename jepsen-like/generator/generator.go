@@ -28,13 +28,14 @@ const (
 	ClientPause    = "client-pause"
 	SlowReplies    = "slow-replies"
 	SlowExtend     = "slow-extend"
+	AcquirePause   = "acquire-pause"
 	ClockJump      = "clock-jump"
 	DataLoss       = "data-loss"
 	All            = "all"
 )
 
 // Names lists every nemesis name but none and all, in a fixed order.
-var Names = []string{Pause, Kill, Restart, RestartAOF, RestartDelayed, Flush, Failover, Partition, NetPartition, ClientPause, SlowReplies, ClockJump, DataLoss, SlowExtend}
+var Names = []string{Pause, Kill, Restart, RestartAOF, RestartDelayed, Flush, Failover, Partition, NetPartition, ClientPause, SlowReplies, ClockJump, DataLoss, SlowExtend, AcquirePause}
 
 // The ways the data-loss nemesis makes a master lose data (Step.Kinds).
 const (
@@ -288,6 +289,12 @@ func Generate(cfg Config) (Schedule, error) {
 			st.Delay = frac(0.15, 0.3)
 			st.Hold = 5 * ttl // the longest wait for a hold
 			length = 2 * ttl
+		case name == AcquirePause:
+			// The next acquisition of a seeded slot stops after its rounds,
+			// until its keys expired and another process holds the lock.
+			st.Slots = []int{rng.IntN(cfg.Clients)}
+			st.Hold = 5 * ttl // the longest wait for an acquisition to stop
+			length = 3 * ttl
 		case name == ClientPause:
 			st.Slots = []int{rng.IntN(cfg.Clients)} // the one slot that competes
 			st.Hold = 5 * ttl                       // the longest wait for a hold to pause

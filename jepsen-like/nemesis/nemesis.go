@@ -46,6 +46,10 @@ type Env interface {
 	// and returns its slot and a channel closed when that hold ends; ok is
 	// false if none acquired before ctx ended.
 	AwaitHold(ctx context.Context, mode HoldMode, settle time.Duration) (slot int, ended <-chan struct{}, ok bool)
+	// PauseAcquisition makes the next acquisition of slot stop after its
+	// rounds, before it checks the validity left: paused is closed once one
+	// stopped, resume lets it go on (and disarms, if none stopped).
+	PauseAcquisition(slot int) (paused <-chan struct{}, resume func())
 	// Armed lets the holder AwaitHold handed out in mode SlowExtend go on:
 	// its fault is in place.
 	Armed()
@@ -243,6 +247,8 @@ func (n *Nemesis) step(ctx context.Context, st generator.Step) (err error) {
 		}
 		n.rec.Nemesis(target, st.Fault+" stop")
 		n.env.SetReplyDelay(slot, st.Masters, 0)
+	case generator.AcquirePause:
+		err = n.acquirePause(ctx, st)
 	case generator.ClientPause:
 		slot, ended, ok := n.awaitCandidate(ctx, st, PauseClient, 0)
 		if !ok {

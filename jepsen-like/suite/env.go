@@ -15,6 +15,7 @@ import (
 // processes that come and go in it.
 type slot struct {
 	proxies []*netproxy.Proxy
+	clock   *pauseClock // of every process of the slot
 
 	mu     sync.Mutex
 	cut    map[int]int // master → number of faults cutting it
@@ -120,6 +121,9 @@ func (e *env) OnHold(s int, invokedNS int64) (nemesis.HoldMode, bool, func()) {
 	}
 	return w.mode, true, func() { close(w.ended) }
 }
+
+// PauseAcquisition arms the clock of slot s.
+func (e *env) PauseAcquisition(s int) (<-chan struct{}, func()) { return e.slots[s].clock.arm() }
 
 // Armed lets the SlowExtend holder go on.
 func (e *env) Armed() {

@@ -23,16 +23,19 @@ const (
 	Lock      = "lock"
 	Register  = "register"
 	Semaphore = "semaphore"
+	// Set: a read-modify-write of a set in a plain store, guarded by the
+	// lock without fencing (Jepsen's etcd-lock analysis).
+	Set = "set"
 )
 
 // Check returns nil for a workload this build runs, else an error naming
 // the problem (wrapping ErrUnsupported for semaphore).
 func Check(name string) error {
 	switch name {
-	case Lock, Register, Semaphore:
+	case Lock, Register, Semaphore, Set:
 		return nil
 	}
-	return fmt.Errorf("workload: unknown workload %q (want lock, register or semaphore)", name)
+	return fmt.Errorf("workload: unknown workload %q (want lock, register, semaphore or set)", name)
 }
 
 // Hooks connect a process to the nemesis.
@@ -60,7 +63,8 @@ type Process struct {
 	Sem   *semaphore.Semaphore
 	Limit int
 	Rec   *history.Recorder
-	Store Store // register workload
+	Store Store    // register workload
+	Set   SetStore // set workload
 	Hooks Hooks
 	Rand  *rand.Rand
 	// HarnessTokens, when set (fencing off), numbers acquisitions in the
@@ -157,6 +161,11 @@ func (p *Process) cycle(ctx context.Context) {
 		p.read(work, token)
 		p.write(work, token)
 	}
+	var add *setAdd
+	if p.Workload == Set {
+		add = p.beginAdd(work)
+	}
+	waited := true
 	switch {
 	case targeted && mode == nemesis.PauseClient:
 		// Stopped past the lease, like a GC pause; then it writes again.
@@ -177,8 +186,10 @@ func (p *Process) cycle(ctx context.Context) {
 		if d := time.Until(validUntil); hold > d {
 			hold = d
 		}
+		waited = hold > 0
 		time.Sleep(hold)
 	}
+	p.endAdd(work, add, waited, validUntil)
 	p.record(history.Event{Type: history.Invoke, F: history.Release})
 	rctx, cancel := context.WithTimeout(work, p.TTL)
 	err = lease.Release(rctx)
