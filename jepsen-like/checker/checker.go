@@ -51,9 +51,10 @@ type Applier interface {
 	Applies(events []history.Event) bool
 }
 
-// All returns the four checkers: mutex, tokens, fenced-register, semaphore.
+// All returns the five checkers: mutex, tokens, fenced-register, semaphore,
+// set.
 func All() []Checker {
-	return []Checker{Mutex{}, Tokens{}, FencedRegister{}, Semaphore{}}
+	return []Checker{Mutex{}, Tokens{}, FencedRegister{}, Semaphore{}, Set{}}
 }
 
 // NothingToCheck is the name of the result Run gives when no checker's

@@ -3,6 +3,8 @@ package checker
 import (
 	"strings"
 	"testing"
+
+	"github.com/quorumlock/quorumlock/jepsen-like/history"
 )
 
 // Issue 18 §2: the mutex checker does not trust the library's own
@@ -37,4 +39,25 @@ func TestMutexBoundsValidityByTheRecordedTTL(t *testing.T) {
 	// Histories without ttl_ns (written before it existed) are checked for
 	// overlaps only.
 	wantVerdict(t, Mutex{}.Check(parse(t, sequential...)), Valid, 0)
+}
+
+// Issue 18 §2, validity counted from the end of the round: the lease below
+// passes the ok bound (ok 50 ms + 1 s − 12 ms = 1.038 s), but its round's
+// first command left at 10 ms, so at most 10 ms + 988 ms = 998 ms is
+// validity the keys can give; 1.030 s (the round's end, 42 ms, + 988 ms) is
+// a finding. The same lease claiming 998 ms, or without sent_ns, is not.
+func TestMutexBoundsValidityByTheRoundsFirstSend(t *testing.T) {
+	lease := func(sent, validUntil string) []history.Event {
+		return parse(t,
+			`{"process":0,"type":"invoke","f":"acquire","key":"k","time_ns":0,"ttl_ns":1000000000}`,
+			`{"process":0,"type":"ok","f":"acquire","key":"k","token":1,"time_ns":50000000,"valid_until_ns":`+validUntil+sent+`}`,
+		)
+	}
+	r := Mutex{}.Check(lease(`,"sent_ns":10000000`, "1030000000"))
+	wantVerdict(t, r, Invalid, 2)
+	if !strings.Contains(r.Explanation, "round's first send (0.010000s)") {
+		t.Fatalf("explanation %q", r.Explanation)
+	}
+	wantVerdict(t, Mutex{}.Check(lease(`,"sent_ns":10000000`, "998000000")), Valid, 0)
+	wantVerdict(t, Mutex{}.Check(lease("", "1030000000")), Valid, 0)
 }

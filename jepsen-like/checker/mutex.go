@@ -30,7 +30,11 @@ const driftFloor = 2 * time.Millisecond
 // lock computed wrongly (no drift allowance, too long a TTL), whatever the
 // lock says about itself. The bound is not taken from the invoke: Lock
 // waits and retries between its invoke and the round that wins, so a
-// correct lease may end well after invoke + TTL − allowance.
+// correct lease may end well after invoke + TTL − allowance. When the ok
+// records sent_ns (the winning attempt's first send, seen by the suite's
+// go-redis hook), valid_until_ns must not be past sent_ns + TTL − allowance
+// either: that bound does not depend on retries, and catches validity
+// counted from the end of the round.
 type Mutex struct {
 	// DriftFactor is the share of the TTL a lease must give up to clock
 	// drift. Default (0) DefaultDriftFactor; the suite runs redlock with its
@@ -88,6 +92,12 @@ func (m Mutex) Check(events []history.Event) Result {
 				if proof == nil {
 					proof = []history.Event{h.Invoke, h.Proof[0]}
 				}
+			}
+		}
+		if f := m.sentBound(h); f != "" {
+			found = append(found, f)
+			if proof == nil {
+				proof = sentBoundProof(h)
 			}
 		}
 	}

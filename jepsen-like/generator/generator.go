@@ -29,13 +29,15 @@ const (
 	NetPartition   = "net-partition"
 	ClientPause    = "client-pause"
 	SlowReplies    = "slow-replies"
+	SlowExtend     = "slow-extend"
+	AcquirePause   = "acquire-pause"
 	ClockJump      = "clock-jump"
 	DataLoss       = "data-loss"
 	All            = "all"
 )
 
 // Names lists every nemesis name but none and all, in a fixed order.
-var Names = []string{Pause, Kill, Restart, RestartAOF, RestartDelayed, Flush, Failover, Partition, Bridge, Ring, NetPartition, ClientPause, SlowReplies, ClockJump, DataLoss}
+var Names = []string{Pause, Kill, Restart, RestartAOF, RestartDelayed, Flush, Failover, Partition, Bridge, Ring, NetPartition, ClientPause, SlowReplies, ClockJump, DataLoss, SlowExtend, AcquirePause}
 
 // The ways the data-loss nemesis makes a master lose data (Step.Kinds).
 const (
@@ -283,6 +285,22 @@ func Generate(cfg Config) (Schedule, error) {
 			st.Delay = frac(0.05, 0.3)
 			st.Hold = frac(1, 2)
 			length = st.Hold
+		case name == SlowExtend:
+			// The next holder of a seeded slot: every master's replies to
+			// it are delayed past the per-master timeout (a tenth of the
+			// TTL) while it extends its lease, so the extend fails on time
+			// though every master applied it.
+			st.Slots = []int{rng.IntN(cfg.Clients)}
+			st.Masters = slices.Sorted(slices.Values(perm))
+			st.Delay = frac(0.15, 0.3)
+			st.Hold = 5 * ttl // the longest wait for a hold
+			length = 2 * ttl
+		case name == AcquirePause:
+			// The next acquisition of a seeded slot stops after its rounds,
+			// until its keys expired and another process holds the lock.
+			st.Slots = []int{rng.IntN(cfg.Clients)}
+			st.Hold = 5 * ttl // the longest wait for an acquisition to stop
+			length = 3 * ttl
 		case name == ClientPause:
 			st.Slots = []int{rng.IntN(cfg.Clients)} // the one slot that competes
 			st.Hold = 5 * ttl                       // the longest wait for a hold to pause

@@ -35,6 +35,13 @@ const (
 	Write   F = "write"
 	Read    F = "read"
 	Nemesis F = "nemesis"
+	// Add is the set workload's read-modify-write: the invoke when the
+	// holder read the set, the ok when its write of the set with Value
+	// added was acknowledged.
+	Add F = "add"
+	// ReadSet is the set workload's final read; Value lists the elements,
+	// separated by spaces.
+	ReadSet F = "read-set"
 )
 
 // Event is one line of history.jsonl.
@@ -62,6 +69,12 @@ type Event struct {
 	// histories written before it was added have none). The mutex checker
 	// then bounds the ok's valid_until_ns by invoke + TTL − drift allowance.
 	TTLNS int64 `json:"ttl_ns,omitempty"`
+	// SentNS is, on an acquire's ok, optional: when the first command of the
+	// winning attempt left for a master, as the suite's go-redis hook saw it
+	// (0: not recorded). The attempt's validity counts from a moment before
+	// it, so the mutex checker bounds valid_until_ns by SentNS + TTL − drift
+	// allowance.
+	SentNS int64 `json:"sent_ns,omitempty"`
 }
 
 // String is a short human form, e.g. "#12 p3 ok acquire k token=7".
@@ -90,6 +103,9 @@ func (e Event) String() string {
 	if e.TTLNS != 0 {
 		s += fmt.Sprintf(" ttl=%v", time.Duration(e.TTLNS))
 	}
+	if e.SentNS != 0 {
+		s += fmt.Sprintf(" sent=%.6fs", float64(e.SentNS)/1e9)
+	}
 	return s
 }
 
@@ -103,7 +119,7 @@ func validType(t Type) bool {
 
 func validF(f F) bool {
 	switch f {
-	case Acquire, Release, Write, Read, Nemesis:
+	case Acquire, Release, Write, Read, Nemesis, Add, ReadSet:
 		return true
 	}
 	return false

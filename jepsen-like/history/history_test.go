@@ -71,8 +71,11 @@ func TestDecodeRejectsWhatTheFormatForbids(t *testing.T) {
 		"acquire value":      `{"index":0,"process":0,"type":"invoke","f":"acquire","key":"s","value":"hello","time_ns":0}`,
 		"limits differ": `{"index":0,"process":0,"type":"invoke","f":"acquire","key":"s","value":"limit=2","time_ns":0}` + "\n" +
 			`{"index":1,"process":0,"type":"ok","f":"acquire","key":"s","value":"limit=3","time_ns":1,"valid_until_ns":9}`,
-		"ttl on an ok": inv + "\n" + `{"index":1,"process":0,"type":"ok","f":"acquire","key":"k","time_ns":1,"valid_until_ns":9,"ttl_ns":5}`,
-		"negative ttl": `{"index":0,"process":0,"type":"invoke","f":"acquire","key":"k","time_ns":0,"ttl_ns":-1}`,
+		"ttl on an ok":      inv + "\n" + `{"index":1,"process":0,"type":"ok","f":"acquire","key":"k","time_ns":1,"valid_until_ns":9,"ttl_ns":5}`,
+		"negative ttl":      `{"index":0,"process":0,"type":"invoke","f":"acquire","key":"k","time_ns":0,"ttl_ns":-1}`,
+		"sent on an invoke": `{"index":0,"process":0,"type":"invoke","f":"acquire","key":"k","time_ns":0,"sent_ns":1}`,
+		"sent after the ok": inv + "\n" + `{"index":1,"process":0,"type":"ok","f":"acquire","key":"k","time_ns":5,"valid_until_ns":9,"sent_ns":6}`,
+		"unknown f":         `{"index":0,"process":0,"type":"invoke","f":"remove","key":"set","time_ns":0}`,
 	}
 	for name, in := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -86,6 +89,16 @@ func TestDecodeRejectsWhatTheFormatForbids(t *testing.T) {
 	// A failed acquire's value is its error; ttl_ns on the invoke is fine.
 	ok := `{"index":0,"process":0,"type":"invoke","f":"acquire","key":"k","time_ns":0,"ttl_ns":1000000000}` + "\n" +
 		`{"index":1,"process":0,"type":"fail","f":"acquire","key":"k","value":"error: not acquired","time_ns":1}`
+	if _, err := Decode(strings.NewReader(ok)); err != nil {
+		t.Fatal(err)
+	}
+	// sent_ns on an acquire's ok, not after it; the set workload's add and
+	// read-set.
+	ok = inv + "\n" + `{"index":1,"process":0,"type":"ok","f":"acquire","key":"k","time_ns":5,"valid_until_ns":9,"sent_ns":5}` + "\n" +
+		`{"index":2,"process":0,"type":"invoke","f":"add","key":"set","value":"a","time_ns":6}` + "\n" +
+		`{"index":3,"process":0,"type":"ok","f":"add","key":"set","value":"a","time_ns":7}` + "\n" +
+		`{"index":4,"process":1,"type":"invoke","f":"read-set","key":"set","time_ns":8}` + "\n" +
+		`{"index":5,"process":1,"type":"ok","f":"read-set","key":"set","value":"a","time_ns":9}`
 	if _, err := Decode(strings.NewReader(ok)); err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,8 @@ import "fmt"
 // no process invokes twice without a completion in between, an acquire's ok
 // carries valid_until_ns, an acquire's value is empty (a lock) or limit=N
 // with N ≥ 1 (a semaphore, the same on its invoke and ok), and ttl_ns is
-// positive and on an acquire's invoke only. An invoke left open at the end
+// positive and on an acquire's invoke only, sent_ns on an acquire's ok only
+// and not after it. An invoke left open at the end
 // is allowed (it counts as info). Errors wrap ErrInvalid and name the event.
 func Validate(events []Event) error {
 	open := make(map[int]Event)
@@ -58,7 +59,7 @@ func checkEvent(e Event) error {
 	case !validType(e.Type):
 		return fmt.Errorf("%w: event #%d: unknown type %q (want invoke, ok, fail or info)", ErrInvalid, e.Index, e.Type)
 	case !validF(e.F):
-		return fmt.Errorf("%w: event #%d: unknown f %q (want acquire, release, write, read or nemesis)", ErrInvalid, e.Index, e.F)
+		return fmt.Errorf("%w: event #%d: unknown f %q (want acquire, release, write, read, add, read-set or nemesis)", ErrInvalid, e.Index, e.F)
 	case e.TimeNS < 0:
 		return fmt.Errorf("%w: event #%d: negative time_ns %d", ErrInvalid, e.Index, e.TimeNS)
 	case e.F == Nemesis && (e.Process != NemesisProcess || e.Type != Info):
@@ -75,6 +76,12 @@ func checkEvent(e Event) error {
 		return fmt.Errorf("%w: event #%d: negative ttl_ns %d", ErrInvalid, e.Index, e.TTLNS)
 	case e.TTLNS != 0 && !(e.F == Acquire && e.Type == Invoke):
 		return fmt.Errorf("%w: event #%d: ttl_ns belongs on an acquire's invoke only", ErrInvalid, e.Index)
+	case e.SentNS < 0:
+		return fmt.Errorf("%w: event #%d: negative sent_ns %d", ErrInvalid, e.Index, e.SentNS)
+	case e.SentNS != 0 && !(e.F == Acquire && e.Type == OK):
+		return fmt.Errorf("%w: event #%d: sent_ns belongs on an acquire's ok only", ErrInvalid, e.Index)
+	case e.SentNS > e.TimeNS:
+		return fmt.Errorf("%w: event #%d: sent_ns %d after the ok's time_ns %d", ErrInvalid, e.Index, e.SentNS, e.TimeNS)
 	}
 	if _, err := e.Limit(); err != nil {
 		return err

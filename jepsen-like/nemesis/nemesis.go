@@ -23,6 +23,10 @@ const (
 	// PauseClient: after its first write, stop until a TTL past its validity
 	// (a GC-like pause), then write again with its old token.
 	PauseClient
+	// SlowExtend: once Armed (the masters' replies to it delayed past the
+	// per-master timeout), extend the lease with a shorter TTL, then act
+	// until just before the lease's validity, whatever the extend left.
+	SlowExtend
 )
 
 // Env is what the nemesis acts on; the suite implements it.
@@ -42,6 +46,13 @@ type Env interface {
 	// and returns its slot and a channel closed when that hold ends; ok is
 	// false if none acquired before ctx ended.
 	AwaitHold(ctx context.Context, mode HoldMode, settle time.Duration) (slot int, ended <-chan struct{}, ok bool)
+	// PauseAcquisition makes the next acquisition of slot stop after its
+	// rounds, before it checks the validity left: paused is closed once one
+	// stopped, resume lets it go on (and disarms, if none stopped).
+	PauseAcquisition(slot int) (paused <-chan struct{}, resume func())
+	// Armed lets the holder AwaitHold handed out in mode SlowExtend go on:
+	// its fault is in place.
+	Armed()
 	// Gate lets only the process of slot candidate start acquisitions until
 	// Ungate: the others wait, so that the candidate is not held up by split
 	// votes.
@@ -219,6 +230,25 @@ func (n *Nemesis) step(ctx context.Context, st generator.Step) (err error) {
 		for _, slot := range st.Slots {
 			n.env.SetReplyDelay(slot, st.Masters, 0)
 		}
+	case generator.SlowExtend:
+		slot, ended, ok := n.awaitCandidate(ctx, st, SlowExtend, 0)
+		if !ok {
+			n.rec.Nemesis("", st.Fault+" skipped (no hold)")
+			return nil
+		}
+		target = fmt.Sprintf("c%d|%s +%v", slot, names("m", st.Masters), st.Delay)
+		n.env.SetReplyDelay(slot, st.Masters, st.Delay)
+		n.rec.Nemesis(target, st.Fault+" start")
+		n.counts[st.Fault]++
+		n.env.Armed()
+		select {
+		case <-ended:
+		case <-ctx.Done():
+		}
+		n.rec.Nemesis(target, st.Fault+" stop")
+		n.env.SetReplyDelay(slot, st.Masters, 0)
+	case generator.AcquirePause:
+		err = n.acquirePause(ctx, st)
 	case generator.ClientPause:
 		slot, ended, ok := n.awaitCandidate(ctx, st, PauseClient, 0)
 		if !ok {

@@ -86,6 +86,13 @@ func (f *fake) Backend() backend.Backend   { return f }
 func (f *fake) ResetMaster(i int)          { f.log("reset m%d", i) }
 func (f *fake) Gate(c int)                 { f.log("gate c%d", c) }
 func (f *fake) Ungate()                    { f.log("ungate") }
+func (f *fake) Armed()                     { f.log("armed") }
+func (f *fake) PauseAcquisition(s int) (<-chan struct{}, func()) {
+	f.log("pause acquisition c%d", s)
+	paused := make(chan struct{})
+	close(paused)
+	return paused, func() {}
+}
 func (f *fake) Rejoin(_ context.Context, except int, _, _ <-chan struct{}) {
 	f.log("rejoin except c%d", except)
 }

@@ -15,6 +15,7 @@ import (
 // processes that come and go in it.
 type slot struct {
 	proxies []*netproxy.Proxy
+	clock   *pauseClock // of every process of the slot
 
 	mu     sync.Mutex
 	cut    map[int]int // master → number of faults cutting it
@@ -34,6 +35,7 @@ type env struct {
 	waiter    *holdWaiter
 	gate      chan struct{} // closed by Ungate
 	candidate int
+	armed     chan struct{} // closed by Armed: a SlowExtend holder goes on
 }
 
 type holdWaiter struct {
@@ -108,9 +110,29 @@ func (e *env) OnHold(s int, invokedNS int64) (nemesis.HoldMode, bool, func()) {
 		return 0, false, func() {}
 	}
 	e.waiter = nil
+	armed := make(chan struct{})
+	if w.mode == nemesis.SlowExtend {
+		e.armed = armed
+	}
 	e.mu.Unlock()
 	w.got <- s
+	if w.mode == nemesis.SlowExtend {
+		<-armed // the nemesis arms it at once: nothing to wait for but SetReplyDelay
+	}
 	return w.mode, true, func() { close(w.ended) }
+}
+
+// PauseAcquisition arms the clock of slot s.
+func (e *env) PauseAcquisition(s int) (<-chan struct{}, func()) { return e.slots[s].clock.arm() }
+
+// Armed lets the SlowExtend holder go on.
+func (e *env) Armed() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.armed != nil {
+		close(e.armed)
+		e.armed = nil
+	}
 }
 
 func (e *env) Gate(candidate int) {

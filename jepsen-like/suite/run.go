@@ -120,7 +120,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}()
 	for range cfg.Clients {
-		sl := &slot{cut: make(map[int]int)}
+		sl := &slot{cut: make(map[int]int), clock: &pauseClock{}}
 		for _, m := range b.Masters() {
 			p, err := netproxy.Start(m.Addr)
 			if err != nil {
@@ -152,11 +152,20 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.NoFencing {
 		store, harness = workload.NewPlainStore(), new(atomic.Uint64)
 	}
+	var set workload.SetStore
+	if cfg.Workload == workload.Set {
+		rs, stop, err := startSetStore(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+		set = rs
+	}
 	var procs atomic.Int64
 	var wg sync.WaitGroup
 	for s := range cfg.Clients {
 		wg.Go(func() {
-			runSlot(clientCtx, cfg, e, s, sched.Lifetimes[s], rec, store, harness, &procs)
+			runSlot(clientCtx, cfg, e, s, sched.Lifetimes[s], rec, store, set, harness, &procs)
 		})
 	}
 	stopProgress := progress(cfg.Progress, start, sched, cfg.Time)
@@ -167,6 +176,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	wg.Wait()
 	stopProgress()
 	healErr := b.Heal(context.WithoutCancel(ctx))
+	if set != nil {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.TTL)
+		_ = workload.ReadSet(rctx, set, rec, finalReader(rec.Events()))
+		cancel()
+	}
 
 	events := rec.Events()
 	// The stats checker: the faults asked for fired, fencing gave tokens.
@@ -210,7 +224,7 @@ func startBackend(ctx context.Context, cfg Config, names []string, tmp string) (
 
 // runSlot runs the successive processes of slot s until ctx ends.
 func runSlot(ctx context.Context, cfg Config, e *env, s int, lives []time.Duration, rec *history.Recorder,
-	store workload.Store, harness *atomic.Uint64, procs *atomic.Int64) {
+	store workload.Store, set workload.SetStore, harness *atomic.Uint64, procs *atomic.Int64) {
 	sl := e.slots[s]
 	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(s)+1))
 	for k := 0; ctx.Err() == nil; k++ {
@@ -233,7 +247,7 @@ func runSlot(ctx context.Context, cfg Config, e *env, s int, lives []time.Durati
 		sl.joined++
 		sl.mu.Unlock()
 		procs.Add(1)
-		if err := runProcess(pctx, cfg, e, s, id, rec, store, harness, rng); err != nil {
+		if err := runProcess(pctx, cfg, e, s, id, rec, store, set, harness, rng); err != nil {
 			cfg.Logger.Warn("process failed to start", "process", id, "err", err)
 			sleepCtx(pctx, cfg.TTL)
 		}
@@ -251,14 +265,16 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 }
 
 func runProcess(ctx context.Context, cfg Config, e *env, s, id int, rec *history.Recorder,
-	store workload.Store, harness *atomic.Uint64, rng *rand.Rand) error {
+	store workload.Store, set workload.SetStore, harness *atomic.Uint64, rng *rand.Rand) error {
 	sl := e.slots[s]
 	clients := make([]redis.UniversalClient, len(sl.proxies))
+	sends := &sendHook{key: "k"}
 	for i, p := range sl.proxies {
 		c := redis.NewClient(&redis.Options{
 			Addr: p.Addr(), ContextTimeoutEnabled: true, MaxRetries: -1, PoolSize: 4,
 			DialTimeout: cfg.TTL / 2, ReadTimeout: cfg.TTL, WriteTimeout: cfg.TTL,
 		})
+		c.AddHook(sends)
 		clients[i] = c
 	}
 	var once sync.Once
@@ -285,7 +301,7 @@ func runProcess(ctx context.Context, cfg Config, e *env, s, id int, rec *history
 		_ = c.Ping(pctx).Err()
 		cancel()
 	}
-	opts := []redlock.Option{redlock.WithLogger(cfg.Logger.With("process", id))}
+	opts := []redlock.Option{redlock.WithLogger(cfg.Logger.With("process", id)), redlock.WithClock(sl.clock)}
 	switch {
 	case cfg.DataLossTolerance > 0: // no quarantine with it
 		opts = append(opts, redlock.WithDataLossTolerance(cfg.DataLossTolerance))
@@ -296,7 +312,7 @@ func runProcess(ctx context.Context, cfg Config, e *env, s, id int, rec *history
 		opts = append(opts, redlock.WithFencing(false))
 	}
 	p := &workload.Process{ID: id, Slot: s, Workload: cfg.Workload, Key: "k", TTL: cfg.TTL, Rec: rec,
-		Store: store, Hooks: e, Rand: rng, HarnessTokens: harness}
+		Store: store, Hooks: e, Rand: rng, HarnessTokens: harness, SentAt: sends.sent, Set: set}
 	if cfg.Workload == workload.Semaphore {
 		sem, err := semaphore.New(clients, "s", SemaphoreLimit, semaphore.WithTimeout(cfg.TTL), semaphore.WithLockOptions(opts...))
 		if err != nil {

@@ -23,16 +23,19 @@ const (
 	Lock      = "lock"
 	Register  = "register"
 	Semaphore = "semaphore"
+	// Set: a read-modify-write of a set in a plain store, guarded by the
+	// lock without fencing (Jepsen's etcd-lock analysis).
+	Set = "set"
 )
 
 // Check returns nil for a workload this build runs, else an error naming
 // the problem (wrapping ErrUnsupported for semaphore).
 func Check(name string) error {
 	switch name {
-	case Lock, Register, Semaphore:
+	case Lock, Register, Semaphore, Set:
 		return nil
 	}
-	return fmt.Errorf("workload: unknown workload %q (want lock, register or semaphore)", name)
+	return fmt.Errorf("workload: unknown workload %q (want lock, register, semaphore or set)", name)
 }
 
 // Hooks connect a process to the nemesis.
@@ -60,13 +63,18 @@ type Process struct {
 	Sem   *semaphore.Semaphore
 	Limit int
 	Rec   *history.Recorder
-	Store Store // register workload
+	Store Store    // register workload
+	Set   SetStore // set workload
 	Hooks Hooks
 	Rand  *rand.Rand
 	// HarnessTokens, when set (fencing off), numbers acquisitions in the
 	// order the suite saw them; the number is the token of the writes.
 	HarnessTokens *atomic.Uint64
-	writes        int
+	// SentAt, when set, returns when the latest attempt's first acquire
+	// command left for a master (the suite's go-redis hook); an acquire's
+	// ok then records it as sent_ns, the mutex checker's ground truth.
+	SentAt func() time.Time
+	writes int
 }
 
 // Run does acquire–work–release cycles until ctx ends, finishing the cycle
@@ -137,7 +145,13 @@ func (p *Process) cycle(ctx context.Context) {
 		token = p.HarnessTokens.Add(1)
 	}
 	validUntil := lease.ValidUntil()
-	p.record(history.Event{Type: history.OK, F: history.Acquire, Value: limit, Token: token, ValidUntilNS: p.Rec.Since(validUntil)})
+	ok := history.Event{Type: history.OK, F: history.Acquire, Value: limit, Token: token, ValidUntilNS: p.Rec.Since(validUntil)}
+	if p.SentAt != nil && p.Workload != Semaphore {
+		if t := p.SentAt(); !t.IsZero() && p.Rec.Since(t) >= inv.TimeNS {
+			ok.SentNS = p.Rec.Since(t)
+		}
+	}
+	p.record(ok)
 	mode, targeted, done := p.Hooks.OnHold(p.Slot, inv.TimeNS)
 	defer done()
 	// Work on a context that outlives the process's: a leaving process
@@ -147,6 +161,11 @@ func (p *Process) cycle(ctx context.Context) {
 		p.read(work, token)
 		p.write(work, token)
 	}
+	var add *setAdd
+	if p.Workload == Set {
+		add = p.beginAdd(work)
+	}
+	waited := true
 	switch {
 	case targeted && mode == nemesis.PauseClient:
 		// Stopped past the lease, like a GC pause; then it writes again.
@@ -155,14 +174,22 @@ func (p *Process) cycle(ctx context.Context) {
 			p.write(work, token)
 		}
 	case targeted && mode == nemesis.Linger:
-		time.Sleep(time.Until(validUntil) - p.TTL/20)
+		p.actUntil(work, token, validUntil)
+	case targeted && mode == nemesis.SlowExtend:
+		// The masters' replies are late now: the extend fails on time,
+		// though every master may have applied the shorter TTL.
+		validUntil = p.extend(work, lease, p.TTL*3/10, validUntil)
+		p.actUntil(work, token, validUntil)
 	default:
 		hold := time.Duration((0.1 + 0.3*p.Rand.Float64()) * float64(p.TTL))
+		validUntil = p.extend(work, lease, time.Duration((0.3+0.3*p.Rand.Float64())*float64(p.TTL)), validUntil)
 		if d := time.Until(validUntil); hold > d {
 			hold = d
 		}
+		waited = hold > 0
 		time.Sleep(hold)
 	}
+	p.endAdd(work, add, waited, validUntil)
 	p.record(history.Event{Type: history.Invoke, F: history.Release})
 	rctx, cancel := context.WithTimeout(work, p.TTL)
 	err = lease.Release(rctx)

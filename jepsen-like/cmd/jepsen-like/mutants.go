@@ -52,6 +52,7 @@ func mutantsCmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.Nemesis, "nemesis", mutants.DefaultNemesis, "the fault mix of every run")
+	f.StringVar(&o.Workload, "workload", mutants.DefaultWorkload, "the workload of every run")
 	f.DurationVar(&o.Time, "time", 20*time.Second, "each run's --time")
 	f.DurationVar(&o.Budget, "budget", 90*time.Second, "each run's time limit (the build not counted)")
 	f.Uint64Var(&o.Seed, "seed", 1, "the seed of every run")
