@@ -66,16 +66,26 @@ func (p *Process) beginAdd(ctx context.Context) *setAdd {
 	return a
 }
 
+// setMargin: a holder that waited writes its add only while more than
+// TTL/setMargin of its validity is left. The write is not fenced, so a
+// holder descheduled between its check and its write for longer than what
+// was left (plus the drift allowance, before the keys expire) would lose
+// the next holder's add with a correct lock; a tenth of the TTL keeps that
+// far from what a loaded machine does, and a lease whose validity is
+// wrong (a late deadline, no validity left) still writes after its keys
+// expired.
+const setMargin = 10
+
 // endAdd writes the set read by beginAdd with the element added. A holder
 // that waited since it acquired (waited) first checks its lease, as a
-// careful user does, and gives up once validUntil has passed (the add
-// fails); one that did not wait writes at once. The add is ok when the
+// careful user does, and gives up once less than TTL/setMargin of its
+// validity is left (the add fails); one that did not wait writes at once. The add is ok when the
 // write was acknowledged, info when its outcome is unknown.
 func (p *Process) endAdd(ctx context.Context, a *setAdd, waited bool, validUntil time.Time) {
 	if a == nil {
 		return
 	}
-	if waited && !time.Now().Before(validUntil) {
+	if waited && !time.Now().Before(validUntil.Add(-p.TTL/setMargin)) {
 		p.Rec.Record(history.Event{Process: p.ID, Key: SetKey, Type: history.Fail, F: history.Add, Value: a.elem})
 		return
 	}
