@@ -47,24 +47,25 @@
  * Requests may be lost and clients may give up (LOSSY).
  *
  * A Certifier makes NACT certification actions (or stops):
- *   S   (SCRATCH, M = 3 only: c = 3 = M, every master a member) read every
- *       master's lineage (an incarnation made where there is none), write the
- *       guards (guard.lua: only in the lineage read, NX), check every master
- *       carries that guard in that lineage and no certificate, raise every
- *       counter to the maximum, then send the certifications. Each one is
- *       applied at once or left in flight and delivered at any later step,
- *       or never (the late write of case 3). certify.lua: only if the guard
- *       is still there and names the master's lineage.
- *   SC  a master whose guard names its lineage is certified if a certificate
- *       of the same scratch was seen on a master.
- *   Y   an uncertified master t is synced once every lease that was live at
+ *   S   (SCRATCH, M = 3 only: c = 3 = M, every master a member; at most NS
+ *       scratches, one at a time) each master's lineage read (an incarnation
+ *       made where there is none) and its guard written in the same step
+ *       (guard.lua: only in the lineage read, NX); then, in one step, every
+ *       member checked (that guard, that lineage, no certificate) and every
+ *       counter raised to the maximum; then the certifications, each applied
+ *       at once or left in flight and delivered at any later step, or never
+ *       (the late write of case 3). certify.lua: only if the guard is still
+ *       there and names the master's lineage.
+ *   SC  a master whose guard names its lineage is certified once a
+ *       certificate of the same scratch is seen on another master.
+ *   Y   an uncertified master is synced once every lease that was live at
  *       any of its losses since its last certification is over (rule Q,
  *       abstracted: the lambda sets and the clock give the Go client that
- *       wait); sources are (a) at least M - Q + 1 other masters read, each
- *       in one atomic step with its certificate and lineage and counted only
- *       if certified then, or (b) every other master, any state; then t's
- *       counter is raised to the maximum and t certified, both only if t's
- *       lineage is still the one read at the start (the sync guard).
+ *       wait); its lineage read; then, in one step, the sources: (a) any
+ *       other masters, counted only if certified in that step, at least
+ *       M - Q + 1 of them, or (b) every other master, any state; then the
+ *       counter raised and the master certified, only if its lineage is
+ *       still the one read (the sync guard).
  *
  * Properties:
  *   P0 mutual exclusion: no two leases HELD at once
