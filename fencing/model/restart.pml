@@ -309,7 +309,8 @@ inline certified(m) {
 /*
  * A scratch's certification of master m reaches it (l: the lineage the
  * scratch read there, s: the scratch). certify.lua: only if the guard is
- * still there and names m's lineage, and m has no certificate of it yet.
+ * still there and names m's lineage (a certificate of an older lineage is
+ * replaced).
  * BROKEN_UNGUARDED_BOOTSTRAP: the records it read are written with SET NX
  * (the incarnation, then the certificate), as the earlier version's bootstrap
  * wrote its marker: after a FLUSHALL (run and repl unchanged) that recreates
@@ -333,7 +334,7 @@ inline deliver(m, l, s) {
 	fi
 #else
 	if
-	:: cert[m] == 0 && guard[m] == l && gsid[m] == s && LIN(m) == l ->
+	:: cert[m] != l && guard[m] == l && gsid[m] == s && LIN(m) == l ->
 		cert[m] = l; corg[m] = s;
 		certified(m);
 		printf("MSC: scratch %d: master %d certified\n", s, m)
@@ -550,7 +551,7 @@ abandon:
 				tg = m;
 				pick(ALLM & ~BIT(tg), m);
 				if
-				:: s != 0 && cert[m] == 0 && guard[m] != 0 && gsid[m] == s && guard[m] == LIN(m) ->
+				:: s != 0 && cert[m] != LIN(m) && guard[m] != 0 && gsid[m] == s && guard[m] == LIN(m) ->
 					cert[m] = LIN(m); corg[m] = s;
 					certified(m);
 					printf("MSC: master %d certified by completing scratch %d (seen on master %d)\n", m, s, tg)
