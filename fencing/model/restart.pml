@@ -665,7 +665,8 @@ inline snapshot(m) {
 }
 
 #ifdef BROKEN_CONFIG_DURABILITY
-#define NEWCONFIG(m) if :: durnow[m] = 0 :: durnow[m] = 1 fi
+#define NEWCONFIG(m) if :: durnow[m] = 0 :: durnow[m] = 1; \
+	printf("MSC: master %d: its new process is configured appendfsync always\n", m) fi
 #else
 #define NEWCONFIG(m) skip
 #endif
