@@ -12,16 +12,22 @@
 -- ('' with fencing off).
 -- When the SET is granted and the counter is below the proposal, the bucket's
 -- counter is raised to it in the same step (the one-round fast path,
--- docs/fencing.md), and the lambda set learns that a lease of this TTL lives
--- until now + TTL at least (rule Q of docs/safety.md).
+-- docs/fencing.md), and the lambda set's entry of this TTL is made to reach
+-- now + TTL at least (rule Q of docs/safety.md): when it falls short, it is
+-- set to now + 2 TTL, so the grants of the next TTL of time write nothing.
 -- Returns {granted (1 or 0), the counter before any raise (the largest of the
 -- bucket, the per-key counter and the floor) as a decimal string, the
 -- certificate or '', raised (1 or 0), when refused the number of
 -- subscribers to the key's release channel (one per waiting client; -1 when
 -- the user may not ask) else 0, and the incarnation or ''}; an error reply,
 -- changing nothing, when the fence-bucket counts differ.
+-- One MGET reads what the step needs besides the lock key: the fence-bucket
+-- count, the bucket's counter, the per-key counter, the floor, the
+-- certificate and the incarnation (none of them is the lock key: lock keys
+-- may not start with the reserved prefix).
+local r = redis.call('MGET', KEYS[7], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[8])
 if ARGV[6] ~= '' then
-  local b = redis.call('GET', KEYS[7])
+  local b = r[1]
   if not b then
     redis.call('SET', KEYS[7], ARGV[6])
   elseif b ~= ARGV[6] then
@@ -40,9 +46,9 @@ else
     granted = 1
   end
 end
-local counter = redis.call('GET', KEYS[2]) or '0'
+local counter = r[2] or '0'
 for k = 3, 4 do
-  local v = redis.call('GET', KEYS[k])
+  local v = r[k]
   if v and tonumber(v) > tonumber(counter) then
     counter = v
   end
@@ -54,8 +60,17 @@ if granted == 1 then
     redis.call('SET', KEYS[2], ARGV[3])
     raised = 1
   end
+  -- Rule Q needs every live lease's end at or below its TTL's entry. This
+  -- lease ends by now + TTL: while the entry is there already, nothing is
+  -- written; else it is set to now + 2 TTL, which covers the leases of the
+  -- next TTL of time with no write.
   local t = redis.call('TIME')
-  redis.call('ZADD', KEYS[6], 'GT', string.format('%d', t[1] * 1000 + math.floor(t[2] / 1000) + tonumber(ARGV[2])), ARGV[2])
+  local now = t[1] * 1000 + math.floor(t[2] / 1000)
+  local ttl = tonumber(ARGV[2])
+  local recorded = redis.call('ZSCORE', KEYS[6], ARGV[2])
+  if not recorded or tonumber(recorded) < now + ttl then
+    redis.call('ZADD', KEYS[6], 'GT', string.format('%d', now + 2 * ttl), ARGV[2])
+  end
 else
   -- pcall: a user without +pubsub|numsub still gets its refusal; -1 means unknown
   local n = redis.pcall('PUBSUB', 'NUMSUB', ARGV[5])
@@ -65,4 +80,4 @@ else
     waiting = -1
   end
 end
-return {granted, counter, redis.call('GET', KEYS[5]) or '', raised, waiting, redis.call('GET', KEYS[8]) or ''}
+return {granted, counter, r[5] or '', raised, waiting, r[6] or ''}
