@@ -97,11 +97,7 @@ func TestGrantsOfOneTTLWriteTheLambdaSetOnce(t *testing.T) {
 	c := r.client(t)
 	ctx := context.Background()
 	warmUp(t, c)
-	for _, rc := range r.clients {
-		if err := rc.ConfigResetStat(ctx).Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	resetCommandStats(t, r)
 	for i := range 20 {
 		l, err := c.TryLock(ctx, fmt.Sprintf("once:%d", i), 30*time.Second)
 		if err != nil {
@@ -120,5 +116,16 @@ func TestGrantsOfOneTTLWriteTheLambdaSetOnce(t *testing.T) {
 	}
 	if wrote < 3 {
 		t.Errorf("%d masters wrote the new TTL's lambda entry; want at least a quorum of 3", wrote)
+	}
+}
+
+// resetCommandStats zeroes every master's INFO commandstats (CONFIG
+// RESETSTAT), for commandCalls to count from.
+func resetCommandStats(t *testing.T, r *rig) {
+	t.Helper()
+	for _, rc := range r.clients {
+		if err := rc.ConfigResetStat(context.Background()).Err(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
