@@ -21,13 +21,8 @@
 -- subscribers to the key's release channel (one per waiting client; -1 when
 -- the user may not ask) else 0, and the incarnation or ''}; an error reply,
 -- changing nothing, when the fence-bucket counts differ.
--- One MGET reads what the step needs besides the lock key: the fence-bucket
--- count, the bucket's counter, the per-key counter, the floor, the
--- certificate and the incarnation (none of them is the lock key: lock keys
--- may not start with the reserved prefix).
-local r = redis.call('MGET', KEYS[7], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[8])
 if ARGV[6] ~= '' then
-  local b = r[1]
+  local b = redis.call('GET', KEYS[7])
   if not b then
     redis.call('SET', KEYS[7], ARGV[6])
   elseif b ~= ARGV[6] then
@@ -46,9 +41,9 @@ else
     granted = 1
   end
 end
-local counter = r[2] or '0'
+local counter = redis.call('GET', KEYS[2]) or '0'
 for k = 3, 4 do
-  local v = r[k]
+  local v = redis.call('GET', KEYS[k])
   if v and tonumber(v) > tonumber(counter) then
     counter = v
   end
@@ -80,4 +75,4 @@ else
     waiting = -1
   end
 end
-return {granted, counter, r[5] or '', raised, waiting, r[6] or ''}
+return {granted, counter, redis.call('GET', KEYS[5]) or '', raised, waiting, redis.call('GET', KEYS[8]) or ''}
