@@ -254,11 +254,7 @@ func TestLockOfAFreeKeySubscribesToNothing(t *testing.T) {
 	c := r.client(t)
 	ctx := context.Background()
 	warmUp(t, c)
-	for _, rc := range r.clients {
-		if err := rc.ConfigResetStat(ctx).Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	resetCommandStats(t, r)
 	for i := range 20 {
 		l, err := c.Lock(ctx, fmt.Sprintf("free:%d", i%4), 5*time.Second)
 		if err != nil {

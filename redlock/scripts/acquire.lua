@@ -12,8 +12,9 @@
 -- ('' with fencing off).
 -- When the SET is granted and the counter is below the proposal, the bucket's
 -- counter is raised to it in the same step (the one-round fast path,
--- docs/fencing.md), and the lambda set learns that a lease of this TTL lives
--- until now + TTL at least (rule Q of docs/safety.md).
+-- docs/fencing.md), and the lambda set's entry of this TTL is made to reach
+-- now + TTL at least (rule Q of docs/safety.md): when it falls short, it is
+-- set to now + 2 TTL, so the grants of the next TTL of time write nothing.
 -- Returns {granted (1 or 0), the counter before any raise (the largest of the
 -- bucket, the per-key counter and the floor) as a decimal string, the
 -- certificate or '', raised (1 or 0), when refused the number of
@@ -54,8 +55,17 @@ if granted == 1 then
     redis.call('SET', KEYS[2], ARGV[3])
     raised = 1
   end
+  -- Rule Q needs every live lease's end at or below its TTL's entry. This
+  -- lease ends by now + TTL: while the entry is there already, nothing is
+  -- written; else it is set to now + 2 TTL, which covers the leases of the
+  -- next TTL of time with no write.
   local t = redis.call('TIME')
-  redis.call('ZADD', KEYS[6], 'GT', string.format('%d', t[1] * 1000 + math.floor(t[2] / 1000) + tonumber(ARGV[2])), ARGV[2])
+  local now = t[1] * 1000 + math.floor(t[2] / 1000)
+  local ttl = tonumber(ARGV[2])
+  local recorded = redis.call('ZSCORE', KEYS[6], ARGV[2])
+  if not recorded or tonumber(recorded) < now + ttl then
+    redis.call('ZADD', KEYS[6], 'GT', string.format('%d', now + 2 * ttl), ARGV[2])
+  end
 else
   -- pcall: a user without +pubsub|numsub still gets its refusal; -1 means unknown
   local n = redis.pcall('PUBSUB', 'NUMSUB', ARGV[5])
