@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -457,7 +456,7 @@ func TestSyncSourceIsJudgedAsItIsRead(t *testing.T) {
 	_ = w.Close()
 	_ = a.Close()
 
-	hook := &atSyncGuard{do: func() error {
+	hook := &clustertest.OnceBefore{Match: writesSyncGuard, Do: func() error {
 		if err := r.Servers[1].Restart(clustertest.NoPersistence); err != nil { // from the old snapshot
 			return err
 		}
@@ -482,9 +481,9 @@ func TestSyncSourceIsJudgedAsItIsRead(t *testing.T) {
 			_ = l.Release(ctx)
 		}
 		h := x.Health()[0]
-		return hook.fired() && (!h.Quarantined || strings.Contains(h.Reason, "too few masters"))
+		return hook.Fired() && (!h.Quarantined || strings.Contains(h.Reason, "too few masters"))
 	})
-	if err := hook.failed(); err != nil {
+	if err := hook.Err(); err != nil {
 		t.Fatal(err)
 	}
 	if got := bucketCounter(t, r.clients[1], "k"); got >= last {
@@ -514,52 +513,9 @@ func TestSyncSourceIsJudgedAsItIsRead(t *testing.T) {
 	}
 }
 
-// atSyncGuard is a go-redis hook that runs do, once, just before the first
-// script that writes a counter sync's guard (a key under keys.SyncPrefix)
-// is sent: after the pass that chose the sync's sources probed them, and
-// before the sync reads them.
-type atSyncGuard struct {
-	do   func() error
-	once sync.Once
-	mu   sync.Mutex
-	done bool
-	err  error
-}
-
-func (h *atSyncGuard) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *atSyncGuard) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if writesSyncGuard(cmd) {
-			h.once.Do(func() {
-				err := h.do()
-				h.mu.Lock()
-				h.done, h.err = true, err
-				h.mu.Unlock()
-			})
-		}
-		return next(ctx, cmd)
-	}
-}
-
-func (h *atSyncGuard) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
-
-func (h *atSyncGuard) fired() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.done
-}
-
-func (h *atSyncGuard) failed() error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.err
-}
-
 // writesSyncGuard reports whether cmd is a script call with a key under
-// keys.SyncPrefix.
+// keys.SyncPrefix: the first writes a counter sync's guard, after the pass
+// that chose the sync's sources probed them and before the sync reads them.
 func writesSyncGuard(cmd redis.Cmder) bool {
 	if name := cmd.Name(); name != "evalsha" && name != "eval" {
 		return false
