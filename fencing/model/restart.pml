@@ -165,6 +165,43 @@
 #error "run and repl must stay below 6 (LIN packs them in base 6)"
 #endif
 
+/*
+ * CASE4_SCRIPT: a restricted configuration for case 4 (BROKEN_STALE_SOURCE)
+ * and its sound twin. Every restriction only disables branches of the model
+ * with LOSSY = 1, so each of its executions is one of the model's (a
+ * counterexample here is one of the model) and only the interleavings stay
+ * nondeterministic. One client makes two attempts: lease 1 (A) is cut off from
+ * masters 3 and 4 (its requests there lost), lease 2 (B) from master 2; every
+ * other request and reply arrives, and a client gives up only without a
+ * quorum of oks. The losses: master 0 flushed, master 1 restarted from its
+ * older snapshot (the initial data). The sync is of master 0, and master 2 is
+ * unreachable to it.
+ */
+#ifdef CASE4_SCRIPT
+#if M != 5 || !LOSSY || FRESH || CLIENTS != 1 || ATTEMPTS != 2
+#error "CASE4_SCRIPT needs M = 5, LOSSY = 1, FRESH = 0, CLIENTS = 1, ATTEMPTS = 2"
+#endif
+#define CUT(L, m)     (((L) == 1 && (m) >= 3) || ((L) == 2 && (m) == 2))
+#define LOST1(L, m)   CUT(L, m)
+#define LOSE2         0
+#define GIVEUP        (nc < Q && n < M)
+#define LOSABLE(k)    ((k) <= 1)
+#define FLUSHABLE(m)  ((m) == 0)
+#define ROLLABLE(m)   ((m) == 1)
+#define SYNCED        BIT(0)
+#define REACHABLE(m)  ((m) != 2)
+#else
+#define CUT(L, m)     0    /* lease L's requests to master m all lost */
+#define LOST1(L, m)   1    /* a round-1 request of lease L to m may be lost */
+#define LOSE2         1    /* a round-2 request may be lost */
+#define GIVEUP        1    /* a client may give up despite Q oks */
+#define LOSABLE(k)    1    /* master k may lose data */
+#define FLUSHABLE(m)  1
+#define ROLLABLE(m)   1
+#define SYNCED        ALLM /* the masters a sync may target */
+#define REACHABLE(m)  1    /* a sync may read master m */
+#endif
+
 #define FREE   0
 #define UNUSED 0
 #define ACQ    1
@@ -372,7 +409,7 @@ active [CLIENTS] proctype Client()
 #endif
 				todo = todo & ~BIT(m);
 				if
-				:: lock[m] == FREE ->
+				:: lock[m] == FREE && !CUT(L, m) ->
 					lock[m] = L;
 					granted = granted | BIT(m);
 					t = MAX(t, ctr[m]);
@@ -383,7 +420,7 @@ active [CLIENTS] proctype Client()
 					printf("MSC: lease %d round 1: master %d grants, ctr %d, counts by itself %d\n",
 						L, m, ctr[m], CERTV(m))
 #if LOSSY
-				:: lock[m] == FREE -> skip      /* lost (or a key not expired yet) */
+				:: lock[m] == FREE && LOST1(L, m) -> skip       /* lost (or a key not expired yet) */
 #endif
 				:: else -> skip                 /* a live lease's key: refused */
 				fi;
@@ -413,7 +450,7 @@ active [CLIENTS] proctype Client()
 					printf("MSC: lease %d round 2: master %d ok, ctr := %d, counts by itself %d\n",
 						L, m, t, CERTV(m))
 #if LOSSY
-				:: lock[m] == L && ctr[m] < t -> skip   /* lost */
+				:: lock[m] == L && ctr[m] < t && LOSE2 -> skip  /* lost */
 #endif
 				:: else -> skip                 /* key gone, or counter ahead */
 				fi;
@@ -423,7 +460,7 @@ active [CLIENTS] proctype Client()
 		if
 		:: nc >= Q || n == M -> skip
 #if LOSSY
-		:: goto fail                            /* ok replies lost, validity used up */
+		:: GIVEUP -> goto fail                  /* ok replies lost, validity used up */
 #else
 		:: else -> goto fail
 #endif
@@ -563,7 +600,7 @@ abandon:
 		/* rule Y: sync an uncertified master */
 		:: ndone < CLIENTS ->
 			atomic {
-				pick(ALLM, tg);
+				pick(SYNCED, tg);
 				if
 				:: !CERTV(tg) && (pend[tg] & live) == 0 ->
 					ensureinc(tg);
@@ -579,7 +616,11 @@ abandon:
 					:: else -> skip
 					fi
 				};
-				m = 0
+				m = 0;
+				if
+				:: lt != 0 -> printf("MSC: sync of master %d: the probe finds certified the set %d\n", tg, probed)
+				:: else -> skip
+				fi
 #endif
 			}
 			if
@@ -595,7 +636,7 @@ abandon:
 				fi;
 				for (m : 0 .. M - 1) {
 					if
-					:: m != tg && (mode == 2 || SRCOK(m)) ->
+					:: m != tg && (mode == 2 || SRCOK(m)) && REACHABLE(m) ->
 						mx = MAX(mx, ctr[m]); n++;
 						printf("MSC: sync of master %d: source %d read, ctr %d, certified %d\n",
 							tg, m, ctr[m], CERTV(m))
@@ -678,13 +719,13 @@ inline snapshot(m) {
 #define EMPTY_OPT
 #endif
 #if FLUSH
-#define FLUSH_OPT :: wipe(m); \
+#define FLUSH_OPT :: FLUSHABLE(m) -> wipe(m); \
 	printf("MSC: master %d FLUSHALL (run %d repl %d kept, incarnation gone)\n", m, rid[m], repl[m])
 #else
 #define FLUSH_OPT
 #endif
 #if ROLLBACK
-#define ROLLBACK_OPT :: rid[m]++; repl[m]++; restore(m); NEWCONFIG(m); \
+#define ROLLBACK_OPT :: ROLLABLE(m) -> rid[m]++; repl[m]++; restore(m); NEWCONFIG(m); \
 	printf("MSC: master %d RESTARTS FROM AN OLDER SNAPSHOT (run %d repl %d): key %d ctr %d, certificate of run %d\n", \
 		m, rid[m], repl[m], lock[m], ctr[m], LRUN(cert[m]))
 #else
@@ -721,7 +762,7 @@ inline snapshot(m) {
 #endif
 
 #define LOSE(k) \
-	:: atomic { ndone < CLIENTS && nloss < LOSSES && CNT(damaged | BIT(k)) < Q -> \
+	:: atomic { ndone < CLIENTS && nloss < LOSSES && CNT(damaged | BIT(k)) < Q && LOSABLE(k) -> \
 		m = k; \
 		if \
 		EMPTY_OPT \
