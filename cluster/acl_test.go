@@ -245,3 +245,35 @@ func TestACLMissingPermissionNamesCommand(t *testing.T) {
 	}
 	t.Logf("without +info: %v", st.Err)
 }
+
+// The line of an earlier version, without +zscore (the acquire script reads
+// the lambda set's entry before it writes it since issue 19): locking and
+// extending still work, the script writing the entry on every grant as that
+// version did, so an upgrade needs no ACL change.
+func TestACLLineWithoutZscoreStillLocks(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rc, c := aclCluster(t, 3, "pw", "+zscore")
+	locks, err := redlock.New(c.Clients())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locks.Close()
+	for range 3 {
+		l, err := locks.TryLock(ctx, "locks:a", time.Second)
+		if err != nil {
+			t.Fatalf("TryLock as a user without +zscore: %v", err)
+		}
+		if err := l.Extend(ctx, time.Second); err != nil {
+			t.Fatalf("Extend: %v", err)
+		}
+		if err := l.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, s := range rc.Servers { // as the default user: the lock's user may not ZCARD
+		if n, err := s.Client(t).ZCard(ctx, keys.Lambda).Result(); err != nil || n == 0 {
+			t.Errorf("master %d: the lambda set has %d entries after three grants (%v)", i, n, err)
+		}
+	}
+}

@@ -62,8 +62,10 @@ if granted == 1 then
   local t = redis.call('TIME')
   local now = t[1] * 1000 + math.floor(t[2] / 1000)
   local ttl = tonumber(ARGV[2])
-  local recorded = redis.call('ZSCORE', KEYS[6], ARGV[2])
-  if not recorded or tonumber(recorded) < now + ttl then
+  -- pcall: an ACL user of an earlier version's line (without +zscore)
+  -- still locks, writing the entry on every grant as that version did.
+  local recorded = redis.pcall('ZSCORE', KEYS[6], ARGV[2])
+  if type(recorded) ~= 'string' or tonumber(recorded) < now + ttl then
     redis.call('ZADD', KEYS[6], 'GT', string.format('%d', now + 2 * ttl), ARGV[2])
   end
 else
