@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os/exec"
 	"strconv"
+
+	"github.com/testcontainers/testcontainers-go"
 )
 
 // cutRules drop every packet that enters or leaves the container's network
@@ -62,22 +64,32 @@ func (m *Master) Reconnect(ctx context.Context) error {
 }
 
 // iptables inserts (-I) or deletes (-D) cutRules in the namespace of the
-// current container; m.mu is held. Every rule is tried; the errors are
-// joined.
+// current container; m.mu is held.
 func (m *Master) iptables(ctx context.Context, op string) error {
-	info, err := m.ctr.Inspect(ctx)
+	if err := nsIptables(ctx, m.ctr, op, cutRules); err != nil {
+		return fmt.Errorf("docker: cut %s: %w", m.name, err)
+	}
+	return nil
+}
+
+// nsIptables inserts (-I) or deletes (-D) rules (iptables arguments after
+// the operation) in ctr's network namespace (nsenter -t <pid> -n; needs
+// root on the Docker host). Every rule is tried; the first error is
+// returned.
+func nsIptables(ctx context.Context, ctr *testcontainers.DockerContainer, op string, rules [][]string) error {
+	info, err := ctr.Inspect(ctx)
 	if err != nil {
-		return fmt.Errorf("docker: inspect %s: %w", m.name, err)
+		return fmt.Errorf("inspect: %w", err)
 	}
 	if info.State == nil || info.State.Pid == 0 {
-		return fmt.Errorf("docker: cut %s: the container is not running", m.name)
+		return fmt.Errorf("the container is not running")
 	}
 	pid := strconv.Itoa(info.State.Pid)
 	var first error
-	for _, r := range cutRules {
+	for _, r := range rules {
 		args := append([]string{"-t", pid, "-n", "iptables", "-w", op}, r...)
 		if out, err := exec.CommandContext(ctx, "nsenter", args...).CombinedOutput(); err != nil && first == nil {
-			first = fmt.Errorf("docker: cut %s: nsenter %v: %w: %s", m.name, args, err, out)
+			first = fmt.Errorf("nsenter %v: %w: %s", args, err, out)
 		}
 	}
 	return first

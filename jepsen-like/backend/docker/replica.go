@@ -3,8 +3,6 @@ package docker
 import (
 	"context"
 	"fmt"
-	"os/exec"
-	"strconv"
 	"time"
 
 	"github.com/moby/moby/client"
@@ -96,20 +94,5 @@ func promote(ctx context.Context, addr string) error {
 // rules for every packet to and from peer: a partition between two
 // containers that leaves both reachable from everything else.
 func peerRules(ctx context.Context, ctr *testcontainers.DockerContainer, peer, op string) error {
-	info, err := ctr.Inspect(ctx)
-	if err != nil {
-		return fmt.Errorf("inspect: %w", err)
-	}
-	if info.State == nil || info.State.Pid == 0 {
-		return fmt.Errorf("the container is not running")
-	}
-	pid := strconv.Itoa(info.State.Pid)
-	var first error
-	for _, r := range [][]string{{"INPUT", "-s", peer, "-j", "DROP"}, {"OUTPUT", "-d", peer, "-j", "DROP"}} {
-		args := append([]string{"-t", pid, "-n", "iptables", "-w", op}, r...)
-		if out, err := exec.CommandContext(ctx, "nsenter", args...).CombinedOutput(); err != nil && first == nil {
-			first = fmt.Errorf("nsenter %v: %w: %s", args, err, out)
-		}
-	}
-	return first
+	return nsIptables(ctx, ctr, op, [][]string{{"INPUT", "-s", peer, "-j", "DROP"}, {"OUTPUT", "-d", peer, "-j", "DROP"}})
 }
