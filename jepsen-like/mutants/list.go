@@ -50,4 +50,7 @@ var All = []Mutant{
 	{Name: "extend-keeps-deadline", Bug: "a failed Extend keeping its old deadline", File: "redlock/extend.go",
 		Old: "\tl.shortenDeadline(newDeadline)\n",
 		New: "\t// (mutant: the old deadline is kept)\n"},
+	{Name: "lambda-short", Bug: "the lambda entry written only once it has ended, not when it falls short of the new lease (issue 19's cut, broken)", File: "redlock/scripts/acquire.lua",
+		Old: "  if type(recorded) ~= 'string' or tonumber(recorded) < now + ttl then\n",
+		New: "  if type(recorded) ~= 'string' or tonumber(recorded) < now then\n"},
 }
