@@ -41,6 +41,17 @@ var (
 	// does not retry it.
 	ErrTokensExhausted = errors.New("redlock: fencing tokens exhausted")
 
+	// ErrMisconfigured means so many masters refuse the library's commands
+	// for a reason waiting does not change that no majority is possible
+	// until an operator acts: an ACL without a command, key pattern or
+	// channel the library needs (NOPERM), wrong credentials (NOAUTH,
+	// WRONGPASS), a value of another type at the lock's key or its fencing
+	// counter (WRONGTYPE), a command renamed away (unknown command), or one
+	// server given twice (ErrDuplicate). An *Error of TryLock or Lock
+	// matches it then (besides ErrNoQuorum and the per-master errors); Lock
+	// and LockAll return it at once instead of waiting for ctx to end.
+	ErrMisconfigured = errors.New("redlock: masters refuse the library's commands (configuration)")
+
 	// Per-master states. Each MasterError wraps exactly one of these, so
 	// errors.Is tells them apart; the text after the sentinel says more (the
 	// cause of an unreachable master, when a quarantined master votes again).
@@ -188,6 +199,9 @@ func (e *Error) Error() string {
 // Unwrap exposes Kind, Cause and the per-master errors to errors.Is/As.
 func (e *Error) Unwrap() []error {
 	out := []error{e.Kind}
+	if e.misconfigured() {
+		out = append(out, ErrMisconfigured)
+	}
 	if e.Cause != nil {
 		out = append(out, e.Cause)
 	}

@@ -36,7 +36,8 @@ import (
 //
 // Errors: ErrInvalidArgument for bad input (a nil ctx included); an *Error
 // matching ErrNotAcquired when the key is held elsewhere, ErrNoQuorum (which
-// also matches ErrNotAcquired) when too few masters answered or count, and
+// also matches ErrNotAcquired) when too few masters answered or count (and
+// ErrMisconfigured too when a majority refused for good, e.g. NOPERM), and
 // ctx's error when ctx ended first; ErrClosed after Close.
 func (c *Client) TryLock(ctx context.Context, key string, ttl time.Duration, opts ...LockOption) (*Lease, error) {
 	lc, err := c.prepare(ctx, key, ttl, opts)
@@ -85,7 +86,10 @@ func (c *Client) prepare(ctx context.Context, key string, ttl time.Duration, opt
 //
 // Errors: as TryLock; when ctx ends, the *Error matches ctx's error and the
 // last attempt's failure; ErrClosed when the Client is closed while the call
-// waits (no attempt starts after Close).
+// waits (no attempt starts after Close). An attempt's *Error that matches
+// ErrMisconfigured (too many masters refuse the commands for good: NOPERM,
+// WRONGTYPE, ...) or ErrTokensExhausted is returned at once: waiting would
+// not change it.
 func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration, opts ...LockOption) (lease *Lease, err error) {
 	lc, err := c.prepare(ctx, key, ttl, opts)
 	if err != nil {
@@ -209,10 +213,11 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration, opts .
 
 // worthWaiting reports whether Lock waits and tries again after err: a
 // refusal or too few answers, but not the context's end, exhausted tokens,
-// a bad argument or Close.
+// masters that refuse the library's commands for good (ErrMisconfigured), a
+// bad argument or Close.
 func worthWaiting(err error) bool {
 	var e *Error
-	return errors.As(err, &e) && e.Cause == nil && !errors.Is(err, ErrTokensExhausted)
+	return errors.As(err, &e) && e.Cause == nil && !errors.Is(err, ErrTokensExhausted) && !e.misconfigured()
 }
 
 // waitEnded is Lock's answer when a wait between attempts ends early:
