@@ -189,8 +189,9 @@ func WithDataLossTolerance(f int) Option {
 
 // WithFenceBuckets sets how many fencing counters each master keeps: a key's
 // tokens come from counter FNV-1a(key) mod n, which only grows, so tokens
-// still grow strictly for every key, and the masters hold n counters however
-// many distinct keys are locked (docs/fencing.md). Every client of the same
+// still grow strictly for every key, no token is handed out twice within a
+// bucket (with n = 1: among all keys), and the masters hold n counters
+// however many distinct keys are locked (docs/fencing.md). Every client of the same
 // masters must use the same n: an acquire against masters whose clients use
 // another n fails with an error reply naming both. Default
 // DefaultFenceBuckets (1024); n must be in [1, 65536].

@@ -8,8 +8,11 @@ import (
 )
 
 // Tokens checks that of two holds of a key that did not overlap, the later
-// one carries a strictly greater token. Holds without a token, and semaphore
-// holds (whose tokens grow per slot, not per semaphore), are skipped.
+// one carries a strictly greater token, and that no token is handed out
+// twice within a key or, where the history records the keys' fence buckets
+// (an acquire ok's bucket), within a bucket across its keys. Holds without a
+// token, and semaphore holds (whose tokens grow per slot, not per
+// semaphore), are skipped.
 type Tokens struct{}
 
 // Name returns "tokens".
@@ -62,5 +65,10 @@ func (t Tokens) Check(events []history.Event) Result {
 		return Result{Checker: t.Name(), Verdict: Invalid, Ops: sortEvents(proof),
 			Explanation: fmt.Sprintf("%d holds without a greater token; first: %s", len(found), found[0])}
 	}
-	return Result{Checker: t.Name(), Verdict: Valid, Explanation: fmt.Sprintf("%d holds with tokens, each above every earlier finished hold's", n)}
+	repeats, proof, buckets := repeatedTokens(events)
+	if len(repeats) > 0 {
+		return Result{Checker: t.Name(), Verdict: Invalid, Ops: proof,
+			Explanation: fmt.Sprintf("%d tokens handed out twice; first: %s", len(repeats), repeats[0])}
+	}
+	return Result{Checker: t.Name(), Verdict: Valid, Explanation: fmt.Sprintf("%d holds with tokens, each above every earlier finished hold's, no token twice in a key or in any of %d fence buckets", n, buckets)}
 }

@@ -75,6 +75,11 @@ type Event struct {
 	// it, so the mutex checker bounds valid_until_ns by SentNS + TTL − drift
 	// allowance.
 	SentNS int64 `json:"sent_ns,omitempty"`
+	// Bucket is, on a lock acquire's ok, optional: the fence bucket of the
+	// key, "n/B" (bucket n of the B of redlock.WithFenceBuckets), as the
+	// suite computed it ("": not recorded). The tokens checker then checks
+	// that no token is handed out twice within a bucket, across its keys.
+	Bucket string `json:"bucket,omitempty"`
 }
 
 // String is a short human form, e.g. "#12 p3 ok acquire k token=7".
@@ -105,6 +110,9 @@ func (e Event) String() string {
 	}
 	if e.SentNS != 0 {
 		s += fmt.Sprintf(" sent=%.6fs", float64(e.SentNS)/1e9)
+	}
+	if e.Bucket != "" {
+		s += " bucket=" + e.Bucket
 	}
 	return s
 }

@@ -71,11 +71,12 @@ func TestDecodeRejectsWhatTheFormatForbids(t *testing.T) {
 		"acquire value":      `{"index":0,"process":0,"type":"invoke","f":"acquire","key":"s","value":"hello","time_ns":0}`,
 		"limits differ": `{"index":0,"process":0,"type":"invoke","f":"acquire","key":"s","value":"limit=2","time_ns":0}` + "\n" +
 			`{"index":1,"process":0,"type":"ok","f":"acquire","key":"s","value":"limit=3","time_ns":1,"valid_until_ns":9}`,
-		"ttl on an ok":      inv + "\n" + `{"index":1,"process":0,"type":"ok","f":"acquire","key":"k","time_ns":1,"valid_until_ns":9,"ttl_ns":5}`,
-		"negative ttl":      `{"index":0,"process":0,"type":"invoke","f":"acquire","key":"k","time_ns":0,"ttl_ns":-1}`,
-		"sent on an invoke": `{"index":0,"process":0,"type":"invoke","f":"acquire","key":"k","time_ns":0,"sent_ns":1}`,
-		"sent after the ok": inv + "\n" + `{"index":1,"process":0,"type":"ok","f":"acquire","key":"k","time_ns":5,"valid_until_ns":9,"sent_ns":6}`,
-		"unknown f":         `{"index":0,"process":0,"type":"invoke","f":"remove","key":"set","time_ns":0}`,
+		"ttl on an ok":        inv + "\n" + `{"index":1,"process":0,"type":"ok","f":"acquire","key":"k","time_ns":1,"valid_until_ns":9,"ttl_ns":5}`,
+		"negative ttl":        `{"index":0,"process":0,"type":"invoke","f":"acquire","key":"k","time_ns":0,"ttl_ns":-1}`,
+		"sent on an invoke":   `{"index":0,"process":0,"type":"invoke","f":"acquire","key":"k","time_ns":0,"sent_ns":1}`,
+		"sent after the ok":   inv + "\n" + `{"index":1,"process":0,"type":"ok","f":"acquire","key":"k","time_ns":5,"valid_until_ns":9,"sent_ns":6}`,
+		"unknown f":           `{"index":0,"process":0,"type":"invoke","f":"remove","key":"set","time_ns":0}`,
+		"bucket on an invoke": `{"index":0,"process":0,"type":"invoke","f":"acquire","key":"k","time_ns":0,"bucket":"1/1024"}`,
 	}
 	for name, in := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -94,7 +95,7 @@ func TestDecodeRejectsWhatTheFormatForbids(t *testing.T) {
 	}
 	// sent_ns on an acquire's ok, not after it; the set workload's add and
 	// read-set.
-	ok = inv + "\n" + `{"index":1,"process":0,"type":"ok","f":"acquire","key":"k","time_ns":5,"valid_until_ns":9,"sent_ns":5}` + "\n" +
+	ok = inv + "\n" + `{"index":1,"process":0,"type":"ok","f":"acquire","key":"k","time_ns":5,"valid_until_ns":9,"sent_ns":5,"bucket":"1/1024"}` + "\n" +
 		`{"index":2,"process":0,"type":"invoke","f":"add","key":"set","value":"a","time_ns":6}` + "\n" +
 		`{"index":3,"process":0,"type":"ok","f":"add","key":"set","value":"a","time_ns":7}` + "\n" +
 		`{"index":4,"process":1,"type":"invoke","f":"read-set","key":"set","time_ns":8}` + "\n" +

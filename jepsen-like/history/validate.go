@@ -10,7 +10,7 @@ import "fmt"
 // carries valid_until_ns, an acquire's value is empty (a lock) or limit=N
 // with N ≥ 1 (a semaphore, the same on its invoke and ok), and ttl_ns is
 // positive and on an acquire's invoke only, sent_ns on an acquire's ok only
-// and not after it. An invoke left open at the end
+// and not after it, bucket on an acquire's ok only. An invoke left open at the end
 // is allowed (it counts as info). Errors wrap ErrInvalid and name the event.
 func Validate(events []Event) error {
 	open := make(map[int]Event)
@@ -82,6 +82,8 @@ func checkEvent(e Event) error {
 		return fmt.Errorf("%w: event #%d: sent_ns belongs on an acquire's ok only", ErrInvalid, e.Index)
 	case e.SentNS > e.TimeNS:
 		return fmt.Errorf("%w: event #%d: sent_ns %d after the ok's time_ns %d", ErrInvalid, e.Index, e.SentNS, e.TimeNS)
+	case e.Bucket != "" && !(e.F == Acquire && e.Type == OK):
+		return fmt.Errorf("%w: event #%d: bucket belongs on an acquire's ok only", ErrInvalid, e.Index)
 	}
 	if _, err := e.Limit(); err != nil {
 		return err

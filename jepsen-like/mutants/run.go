@@ -32,6 +32,12 @@ const DefaultNemesis = "pause,kill,partition,slow-replies,client-pause,restart,r
 // add (the lock's own holds cannot show it: such a lease holds nothing).
 const DefaultWorkload = "set"
 
+// DefaultBucketKeys is the --bucket-keys of the mutants' runs: four extra
+// processes take keys of the workload key's fence bucket, so that
+// write-back rounds of several keys race for one counter and the tokens
+// checker sees a token handed out twice in the bucket (writeback-equal).
+const DefaultBucketKeys = 4
+
 // Options of Run. Zero values are the defaults documented on each field.
 type Options struct {
 	// Root is the module root (default: found from the working directory).
@@ -50,6 +56,9 @@ type Options struct {
 	Seed uint64
 	// Clients of every run (default 4).
 	Clients int
+	// BucketKeys is every run's --bucket-keys (default DefaultBucketKeys;
+	// negative: none).
+	BucketKeys int
 	// Only runs the mutants of these names (default all).
 	Only []string
 	// Log receives one line per step (default: nothing).
@@ -105,6 +114,9 @@ func (o *Options) normalize() error {
 	}
 	if o.Clients == 0 {
 		o.Clients = 4
+	}
+	if o.BucketKeys == 0 {
+		o.BucketKeys = DefaultBucketKeys
 	}
 	if o.Log == nil {
 		o.Log = io.Discard
@@ -214,12 +226,16 @@ func (o Options) one(ctx context.Context, src, tmp string, out *Outcome) {
 		return
 	}
 	dir := filepath.Join(tmp, "out", name)
-	fmt.Fprintf(o.Log, "%s: running %s %s for %v (seed %d, budget %v)\n", name, o.Workload, o.Nemesis, o.Time, o.Seed, o.Budget)
+	fmt.Fprintf(o.Log, "%s: running %s %s for %v (seed %d, bucket keys %d, budget %v)\n", name, o.Workload, o.Nemesis, o.Time, o.Seed, max(o.BucketKeys, 0), o.Budget)
 	start := time.Now()
 	rctx, cancel := context.WithTimeout(ctx, o.Budget)
 	defer cancel()
-	run := exec.CommandContext(rctx, bin, "run", "--backend", "local", "--workload", o.Workload, "--nemesis", o.Nemesis,
-		"--time", o.Time.String(), "--clients", strconv.Itoa(o.Clients), "--seed", strconv.FormatUint(o.Seed, 10), "--out", dir)
+	args := []string{"run", "--backend", "local", "--workload", o.Workload, "--nemesis", o.Nemesis,
+		"--time", o.Time.String(), "--clients", strconv.Itoa(o.Clients), "--seed", strconv.FormatUint(o.Seed, 10), "--out", dir}
+	if o.BucketKeys > 0 {
+		args = append(args, "--bucket-keys", strconv.Itoa(o.BucketKeys))
+	}
+	run := exec.CommandContext(rctx, bin, args...)
 	run.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	run.Cancel = func() error { return syscall.Kill(-run.Process.Pid, syscall.SIGINT) }
 	run.WaitDelay = 15 * time.Second

@@ -45,6 +45,13 @@ type Config struct {
 	// distinct masters lose data within any two TTLs. Default
 	// max(1, DataLossTolerance); at most the quorum.
 	DataLossMasters int
+	// BucketKeys runs that many extra processes (workload.BucketLoad), each
+	// taking and releasing a key of its own in the fence bucket of the
+	// workload's key, so that write-back rounds of several keys race for
+	// one counter; the tokens checker then finds a token handed out twice
+	// in the bucket. Default 0; needs fencing and a lock workload (lock,
+	// register or set).
+	BucketKeys int
 	// Long: more clients (at least 10) and at least five minutes.
 	Long bool
 	// TTL of the locks. Default 1 s.
@@ -101,6 +108,10 @@ func (c *Config) normalize() error {
 		return fmt.Errorf("%w: --data-loss-tolerance %d is negative", ErrInvalidArgument, c.DataLossTolerance)
 	case c.DataLossTolerance > 0 && quorum.Check(c.Masters, c.DataLossTolerance) != nil:
 		return fmt.Errorf("%w: --data-loss-tolerance: %v", ErrInvalidArgument, quorum.Check(c.Masters, c.DataLossTolerance))
+	case c.BucketKeys < 0 || c.BucketKeys > 64:
+		return fmt.Errorf("%w: --bucket-keys %d: want 0 to 64", ErrInvalidArgument, c.BucketKeys)
+	case c.BucketKeys > 0 && (c.NoFencing || c.Workload == workload.Semaphore):
+		return fmt.Errorf("%w: --bucket-keys needs fencing and a lock workload (lock, register or set)", ErrInvalidArgument)
 	case c.DataLossMasters < 1 || c.DataLossMasters > c.Quorum():
 		return fmt.Errorf("%w: --data-loss-masters %d: want 1 to the quorum, %d", ErrInvalidArgument, c.DataLossMasters, c.Quorum())
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -168,6 +169,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			runSlot(clientCtx, cfg, e, s, sched.Lifetimes[s], rec, store, set, harness, &procs)
 		})
 	}
+	if err := runBucketLoads(clientCtx, cfg, e, rec, &wg); err != nil {
+		stopClients()
+		wg.Wait()
+		return nil, err
+	}
 	stopProgress := progress(cfg.Progress, start, sched, cfg.Time)
 	nem := nemesis.New(e, rec, cfg.Clients, cfg.Logger)
 	nemErr := nem.Run(runCtx, sched)
@@ -222,6 +228,26 @@ func startBackend(ctx context.Context, cfg Config, names []string, tmp string) (
 	return newBackend(ctx, cfg.Backend, cfg.Masters, per, shim)
 }
 
+// workloadKey is the lock key (and register name) of the lock, register
+// and set workloads.
+const workloadKey = "k"
+
+// clientOptions are the redlock options of every client of a run but its
+// clock: logger, fence buckets, quarantine or data-loss tolerance, fencing.
+func clientOptions(cfg Config, logger *slog.Logger) []redlock.Option {
+	opts := []redlock.Option{redlock.WithLogger(logger), redlock.WithFenceBuckets(FenceBuckets)}
+	switch {
+	case cfg.DataLossTolerance > 0: // no quarantine with it
+		opts = append(opts, redlock.WithDataLossTolerance(cfg.DataLossTolerance))
+	case cfg.NoQuarantine:
+		opts = append(opts, redlock.WithoutQuarantine())
+	}
+	if cfg.NoFencing {
+		opts = append(opts, redlock.WithFencing(false))
+	}
+	return opts
+}
+
 // runSlot runs the successive processes of slot s until ctx ends.
 func runSlot(ctx context.Context, cfg Config, e *env, s int, lives []time.Duration, rec *history.Recorder,
 	store workload.Store, set workload.SetStore, harness *atomic.Uint64, procs *atomic.Int64) {
@@ -268,7 +294,7 @@ func runProcess(ctx context.Context, cfg Config, e *env, s, id int, rec *history
 	store workload.Store, set workload.SetStore, harness *atomic.Uint64, rng *rand.Rand) error {
 	sl := e.slots[s]
 	clients := make([]redis.UniversalClient, len(sl.proxies))
-	sends := &sendHook{key: "k"}
+	sends := &sendHook{key: workloadKey}
 	for i, p := range sl.proxies {
 		c := redis.NewClient(&redis.Options{
 			Addr: p.Addr(), ContextTimeoutEnabled: true, MaxRetries: -1, PoolSize: 4,
@@ -301,25 +327,19 @@ func runProcess(ctx context.Context, cfg Config, e *env, s, id int, rec *history
 		_ = c.Ping(pctx).Err()
 		cancel()
 	}
-	opts := []redlock.Option{redlock.WithLogger(cfg.Logger.With("process", id)), redlock.WithClock(sl.clock)}
-	switch {
-	case cfg.DataLossTolerance > 0: // no quarantine with it
-		opts = append(opts, redlock.WithDataLossTolerance(cfg.DataLossTolerance))
-	case cfg.NoQuarantine:
-		opts = append(opts, redlock.WithoutQuarantine())
-	}
-	if cfg.NoFencing {
-		opts = append(opts, redlock.WithFencing(false))
-	}
-	p := &workload.Process{ID: id, Slot: s, Workload: cfg.Workload, Key: "k", TTL: cfg.TTL, Rec: rec,
+	opts := append(clientOptions(cfg, cfg.Logger.With("process", id)), redlock.WithClock(sl.clock))
+	p := &workload.Process{ID: id, Slot: s, Workload: cfg.Workload, Key: workloadKey, TTL: cfg.TTL, Rec: rec,
 		Store: store, Hooks: e, Rand: rng, HarnessTokens: harness, SentAt: sends.sent, Set: set}
+	if !cfg.NoFencing {
+		p.Bucket = bucketLabel(workloadKey)
+	}
 	if cfg.Workload == workload.Semaphore {
 		sem, err := semaphore.New(clients, "s", SemaphoreLimit, semaphore.WithTimeout(cfg.TTL), semaphore.WithLockOptions(opts...))
 		if err != nil {
 			return err
 		}
 		defer sem.Close()
-		p.Key, p.Sem, p.Limit = "s", sem, SemaphoreLimit
+		p.Key, p.Sem, p.Limit, p.Bucket = "s", sem, SemaphoreLimit, ""
 	} else {
 		lc, err := redlock.New(clients, opts...)
 		if err != nil {

@@ -30,6 +30,9 @@ func TestBadConfig(t *testing.T) {
 		"nemesis":                func(c *Config) { c.Nemeses = []string{"pause,meteor"} },
 		"workload":               func(c *Config) { c.Workload = "queue" },
 		"net-partition on local": func(c *Config) { c.Nemeses = []string{"pause,net-partition"} },
+		"bucket keys negative":   func(c *Config) { c.BucketKeys = -1 },
+		"bucket keys semaphore":  func(c *Config) { c.BucketKeys, c.Workload = 2, "semaphore" },
+		"bucket keys no fencing": func(c *Config) { c.BucketKeys, c.NoFencing = 2, true },
 	}
 	for name, mutate := range cases {
 		c := ok

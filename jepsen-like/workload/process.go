@@ -74,6 +74,9 @@ type Process struct {
 	// command left for a master (the suite's go-redis hook); an acquire's
 	// ok then records it as sent_ns, the mutex checker's ground truth.
 	SentAt func() time.Time
+	// Bucket, when set, is the key's fence bucket ("n/B"), recorded on every
+	// acquire's ok for the tokens checker.
+	Bucket string
 	writes int
 }
 
@@ -145,7 +148,7 @@ func (p *Process) cycle(ctx context.Context) {
 		token = p.HarnessTokens.Add(1)
 	}
 	validUntil := lease.ValidUntil()
-	ok := history.Event{Type: history.OK, F: history.Acquire, Value: limit, Token: token, ValidUntilNS: p.Rec.Since(validUntil)}
+	ok := history.Event{Type: history.OK, F: history.Acquire, Value: limit, Token: token, ValidUntilNS: p.Rec.Since(validUntil), Bucket: p.Bucket}
 	if p.SentAt != nil && p.Workload != Semaphore {
 		if t := p.SentAt(); !t.IsZero() && p.Rec.Since(t) >= inv.TimeNS {
 			ok.SentNS = p.Rec.Since(t)

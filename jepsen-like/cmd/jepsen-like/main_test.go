@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/quorumlock/quorumlock/jepsen-like/history"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -103,6 +105,9 @@ func TestBadUsageExits2(t *testing.T) {
 		{"run", "--out", t.TempDir(), "--data-loss-tolerance", "-1"},
 		{"run", "--out", t.TempDir(), "--data-loss-tolerance", "5"},
 		{"run", "--out", t.TempDir(), "--data-loss-masters", "4"},
+		{"run", "--out", t.TempDir(), "--bucket-keys", "-1"},
+		{"run", "--out", t.TempDir(), "--bucket-keys", "2", "--workload", "semaphore"},
+		{"run", "--out", t.TempDir(), "--bucket-keys", "2", "--no-fencing"},
 		{"run", "--no-such-flag"},
 		{"frobnicate"},
 	}
@@ -162,5 +167,33 @@ func TestRunDataLossTolerance(t *testing.T) {
 	}
 	if res.Tolerance != 1 || res.Quorum != 4 || res.LossMasters != 1 || !res.NoQuarantine || res.Acquired == 0 {
 		t.Fatalf("results.json: %+v; want tolerance 1, quorum 4, data-loss on 1 master, quarantine off, acquisitions", res)
+	}
+}
+
+// --bucket-keys runs loads on keys of the workload key's fence bucket: every
+// lock ok records that one bucket, the loads' keys are other keys, and the
+// tokens checker compares them as one bucket.
+func TestRunBucketKeysShareOneBucket(t *testing.T) {
+	dir := t.TempDir()
+	code, out, stderr := cli("run", "--time", "3s", "--seed", "5", "--bucket-keys", "2", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s %s", code, out, stderr)
+	}
+	events, err := history.ReadFile(filepath.Join(dir, "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	buckets, oks := map[string]bool{}, map[string]int{}
+	for _, e := range events {
+		if e.F == history.Acquire && e.Type == history.OK {
+			buckets[e.Bucket] = true
+			oks[e.Key]++
+		}
+	}
+	if len(buckets) != 1 || buckets[""] || len(oks) != 3 || oks["k"] == 0 {
+		t.Fatalf("buckets %v, oks per key %v: want one bucket recorded on every ok, keys k and two loads' keys", buckets, oks)
+	}
+	if !strings.Contains(out, "no token twice in a key or in any of 1 fence buckets") {
+		t.Fatalf("tokens line: %s", out)
 	}
 }

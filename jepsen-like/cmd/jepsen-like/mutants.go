@@ -13,6 +13,7 @@ import (
 func mutantsCmd() *cobra.Command {
 	o := mutants.Options{}
 	var only, out string
+	var bucketKeys int
 	cmd := &cobra.Command{
 		Use:   "mutants",
 		Short: "Build the library with each deliberate bug, run the default fault mix against each, print which checker killed which; exit 0 every mutant killed, 1 one survived",
@@ -26,6 +27,10 @@ func mutantsCmd() *cobra.Command {
 			}
 			if o.Budget < 0 || o.Time < 0 {
 				return usageError{fmt.Errorf("--time and --budget must not be negative")}
+			}
+			o.BucketKeys = bucketKeys
+			if bucketKeys == 0 {
+				o.BucketKeys = -1 // none
 			}
 			o.Log = cmd.ErrOrStderr()
 			outs, err := mutants.Run(cmd.Context(), o)
@@ -57,6 +62,7 @@ func mutantsCmd() *cobra.Command {
 	f.DurationVar(&o.Budget, "budget", 90*time.Second, "each run's time limit (the build not counted)")
 	f.Uint64Var(&o.Seed, "seed", 1, "the seed of every run")
 	f.IntVar(&o.Clients, "clients", 4, "client slots of every run")
+	f.IntVar(&bucketKeys, "bucket-keys", mutants.DefaultBucketKeys, "each run's --bucket-keys (0: none)")
 	f.StringVar(&only, "only", "", "comma-separated mutant names (default all)")
 	f.StringVar(&out, "out", "", "markdown file whose mutation table (between its markers) is replaced")
 	return cmd

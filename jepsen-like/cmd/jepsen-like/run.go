@@ -56,6 +56,7 @@ func runCmd() *cobra.Command {
 	f.BoolVar(&cfg.NoFencing, "no-fencing", false, "no fencing tokens (redlock.WithFencing(false)) and a store that checks none")
 	f.IntVar(&cfg.DataLossTolerance, "data-loss-tolerance", 0, "the clients use redlock.WithDataLossTolerance(N): a quorum of (M+N)/2+1 and no restart quarantine (0: a majority)")
 	f.IntVar(&cfg.DataLossMasters, "data-loss-masters", 0, "the data-loss nemesis makes at most N distinct masters lose data within any two TTLs (0: max(1, --data-loss-tolerance))")
+	f.IntVar(&cfg.BucketKeys, "bucket-keys", 0, "N extra processes, each taking and releasing a key of its own in the fence bucket of the workload's key (the tokens checker finds a token handed out twice in the bucket); needs fencing and a lock workload")
 	f.BoolVar(&cfg.Long, "long", false, "at least 5 minutes and 10 clients")
 	f.BoolVar(&debug, "debug", false, "log the suite's and redlock's debug messages to stderr")
 	return cmd
