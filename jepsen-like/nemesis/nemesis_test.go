@@ -120,7 +120,7 @@ func (f *fake) AwaitUnbench(ctx context.Context, s int, mode HoldMode) (int, <-c
 	f.Bench(s, false)
 	return f.AwaitHold(ctx, mode, 0)
 }
-func (f *fake) Armed()                     { f.log("armed") }
+func (f *fake) Armed() { f.log("armed") }
 func (f *fake) PauseAcquisition(s int) (<-chan struct{}, func()) {
 	f.log("pause acquisition c%d", s)
 	paused := make(chan struct{})
