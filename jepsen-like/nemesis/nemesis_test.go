@@ -34,6 +34,8 @@ type fake struct {
 	candidate int
 	benched   map[int]bool
 	kept      map[int]bool
+	// atUnbench are the cut links when AwaitUnbench was called.
+	atUnbench map[string]bool
 }
 
 type fakeMaster struct {
@@ -117,6 +119,14 @@ func (f *fake) Keep(s int, k bool) {
 }
 func (f *fake) AwaitIdle(context.Context, int) bool { return true }
 func (f *fake) AwaitUnbench(ctx context.Context, s int, mode HoldMode) (int, <-chan struct{}, bool) {
+	f.mu.Lock()
+	f.atUnbench = map[string]bool{}
+	for k, c := range f.cut {
+		if c {
+			f.atUnbench[k] = true
+		}
+	}
+	f.mu.Unlock()
 	f.Bench(s, false)
 	return f.AwaitHold(ctx, mode, 0)
 }
