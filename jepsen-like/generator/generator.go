@@ -130,6 +130,9 @@ type Step struct {
 	Hold time.Duration `json:"hold_ns"`
 	// Majority is, for an episode, the masters the holder is confined to;
 	// for a partition, Cut[i] are the masters slot Slots[i] cannot reach.
+	// For stale-cache, Masters are the masters cut off from every slot but
+	// Slots[0] while the others lock, Cut[0] those Slots[0] cannot reach
+	// when it locks again.
 	Majority []int   `json:"majority,omitempty"`
 	Cut      [][]int `json:"cut,omitempty"`
 	// Settle is, for an episode, how long after the confinement starts a
