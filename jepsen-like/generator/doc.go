@@ -12,5 +12,8 @@
 // majority S, then a master of S suffers the fault while that holder still
 // holds, and the other clients are replaced by fresh ones (clients joining).
 // That is the schedule under which the Redlock counterexamples happen; a
-// random schedule would find them only by luck.
+// random schedule would find them only by luck. stale-cache composes faults
+// the same way, for a long-lived client: it locks once and waits while a
+// minority of masters is cut off from the others, who lock; then it locks
+// alone on that minority and the masters that saw the newer tokens.
 package generator

@@ -31,13 +31,14 @@ const (
 	SlowReplies    = "slow-replies"
 	SlowExtend     = "slow-extend"
 	AcquirePause   = "acquire-pause"
+	StaleCache     = "stale-cache"
 	ClockJump      = "clock-jump"
 	DataLoss       = "data-loss"
 	All            = "all"
 )
 
 // Names lists every nemesis name but none and all, in a fixed order.
-var Names = []string{Pause, Kill, Restart, RestartAOF, RestartDelayed, Flush, Failover, Partition, Bridge, Ring, NetPartition, ClientPause, SlowReplies, ClockJump, DataLoss, SlowExtend, AcquirePause}
+var Names = []string{Pause, Kill, Restart, RestartAOF, RestartDelayed, Flush, Failover, Partition, Bridge, Ring, NetPartition, ClientPause, SlowReplies, ClockJump, DataLoss, SlowExtend, AcquirePause, StaleCache}
 
 // The ways the data-loss nemesis makes a master lose data (Step.Kinds).
 const (
@@ -129,6 +130,9 @@ type Step struct {
 	Hold time.Duration `json:"hold_ns"`
 	// Majority is, for an episode, the masters the holder is confined to;
 	// for a partition, Cut[i] are the masters slot Slots[i] cannot reach.
+	// For stale-cache, Masters are the masters cut off from every slot but
+	// Slots[0] while the others lock, Cut[0] those Slots[0] cannot reach
+	// when it locks again.
 	Majority []int   `json:"majority,omitempty"`
 	Cut      [][]int `json:"cut,omitempty"`
 	// Settle is, for an episode, how long after the confinement starts a
@@ -300,6 +304,18 @@ func Generate(cfg Config) (Schedule, error) {
 			// until its keys expired and another process holds the lock.
 			st.Slots = []int{rng.IntN(cfg.Clients)}
 			st.Hold = 5 * ttl // the longest wait for an acquisition to stop
+			length = 3 * ttl
+		case name == StaleCache:
+			// A long-lived client of a seeded slot locks once; then the
+			// masters Masters (as many as a minority allows, at most q−1)
+			// are cut off from the other slots while they lock twice; then
+			// the slot, cut off from Cut[0], locks alone on the q masters
+			// left: q−1 or fewer of them missed the newer tokens.
+			st.Slots = []int{rng.IntN(cfg.Clients)}
+			behind := min(quorum-1, cfg.Masters-quorum)
+			st.Masters = slices.Sorted(slices.Values(perm[:behind]))
+			st.Cut = [][]int{slices.Sorted(slices.Values(perm[behind : behind+cfg.Masters-quorum]))}
+			st.Hold = 5 * ttl // the longest wait for each of its steps
 			length = 3 * ttl
 		case name == ClientPause:
 			st.Slots = []int{rng.IntN(cfg.Clients)} // the one slot that competes

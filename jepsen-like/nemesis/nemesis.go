@@ -27,6 +27,9 @@ const (
 	// per-master timeout), extend the lease with a shorter TTL, then act
 	// until just before the lease's validity, whatever the extend left.
 	SlowExtend
+	// Normal: behave as an untargeted holder (the nemesis only wants to
+	// know that the hold happened, and when it ends).
+	Normal
 )
 
 // Env is what the nemesis acts on; the suite implements it.
@@ -58,6 +61,19 @@ type Env interface {
 	// votes.
 	Gate(candidate int)
 	Ungate()
+	// Bench keeps slot from starting acquisitions (benched) or lets it go on;
+	// it holds whatever the gate says.
+	Bench(slot int, benched bool)
+	// AwaitUnbench lets a benched slot go on once a hold waiter is in place
+	// and waits, as AwaitHold with no settle, for the first hold by an
+	// acquisition invoked after: the slot's first acquisition is not missed.
+	AwaitUnbench(ctx context.Context, slot int, mode HoldMode) (holder int, ended <-chan struct{}, ok bool)
+	// AwaitIdle waits until no slot but except is between the start of an
+	// acquisition and the end of its release; false if ctx ended first.
+	AwaitIdle(ctx context.Context, except int) bool
+	// Keep makes the process of slot live on past its lifetime (kept) or
+	// lets it leave once that is over: a long-lived client.
+	Keep(slot int, kept bool)
 	// Rejoin ends the process of every slot but except, waits (bounded by
 	// ctx) until each has closed its connections, and replaces it with a
 	// fresh one. One of them (the challenger) starts when
@@ -249,6 +265,8 @@ func (n *Nemesis) step(ctx context.Context, st generator.Step) (err error) {
 		n.env.SetReplyDelay(slot, st.Masters, 0)
 	case generator.AcquirePause:
 		err = n.acquirePause(ctx, st)
+	case generator.StaleCache:
+		n.staleCache(ctx, st)
 	case generator.ClientPause:
 		slot, ended, ok := n.awaitCandidate(ctx, st, PauseClient, 0)
 		if !ok {

@@ -28,6 +28,14 @@ type fake struct {
 	cut     map[string]bool
 	delayed map[string]bool
 	masters []backend.Master
+	// gated, candidate and benched say which slot AwaitHold's hold is by:
+	// the candidate when gated, else the first slot not benched.
+	gated     bool
+	candidate int
+	benched   map[int]bool
+	kept      map[int]bool
+	// atUnbench are the cut links when AwaitUnbench was called.
+	atUnbench map[string]bool
 }
 
 type fakeMaster struct {
@@ -36,7 +44,8 @@ type fakeMaster struct {
 }
 
 func newFake(n int) *fake {
-	f := &fake{paused: map[int]bool{}, down: map[int]bool{}, netCut: map[int]bool{}, cut: map[string]bool{}, delayed: map[string]bool{}}
+	f := &fake{paused: map[int]bool{}, down: map[int]bool{}, netCut: map[int]bool{}, cut: map[string]bool{}, delayed: map[string]bool{},
+		benched: map[int]bool{}, kept: map[int]bool{}}
 	for i := range n {
 		f.masters = append(f.masters, fakeMaster{f, i})
 	}
@@ -84,9 +93,44 @@ func (f *fake) Heal(context.Context) error { return nil }
 func (f *fake) Close() error               { return nil }
 func (f *fake) Backend() backend.Backend   { return f }
 func (f *fake) ResetMaster(i int)          { f.log("reset m%d", i) }
-func (f *fake) Gate(c int)                 { f.log("gate c%d", c) }
-func (f *fake) Ungate()                    { f.log("ungate") }
-func (f *fake) Armed()                     { f.log("armed") }
+func (f *fake) Gate(c int) {
+	f.log("gate c%d", c)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.gated, f.candidate = true, c
+}
+func (f *fake) Ungate() {
+	f.log("ungate")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.gated = false
+}
+func (f *fake) Bench(s int, b bool) {
+	f.log("bench c%d %v", s, b)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.benched[s] = b
+}
+func (f *fake) Keep(s int, k bool) {
+	f.log("keep c%d %v", s, k)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.kept[s] = k
+}
+func (f *fake) AwaitIdle(context.Context, int) bool { return true }
+func (f *fake) AwaitUnbench(ctx context.Context, s int, mode HoldMode) (int, <-chan struct{}, bool) {
+	f.mu.Lock()
+	f.atUnbench = map[string]bool{}
+	for k, c := range f.cut {
+		if c {
+			f.atUnbench[k] = true
+		}
+	}
+	f.mu.Unlock()
+	f.Bench(s, false)
+	return f.AwaitHold(ctx, mode, 0)
+}
+func (f *fake) Armed() { f.log("armed") }
 func (f *fake) PauseAcquisition(s int) (<-chan struct{}, func()) {
 	f.log("pause acquisition c%d", s)
 	paused := make(chan struct{})
@@ -112,10 +156,21 @@ func (f *fake) SetReplyDelay(s int, masters []int, d time.Duration) {
 	}
 }
 
-// AwaitHold hands out a hold of slot 1 that ends at once.
+// AwaitHold hands out a hold that ends at once, of the gate's candidate,
+// or of the first slot not benched (slot 1 when none is).
 func (f *fake) AwaitHold(context.Context, HoldMode, time.Duration) (int, <-chan struct{}, bool) {
 	ended := make(chan struct{})
 	close(ended)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.gated {
+		return f.candidate, ended, true
+	}
+	for s := 1; s < 8; s++ {
+		if !f.benched[s] {
+			return s, ended, true
+		}
+	}
 	return 1, ended, true
 }
 
@@ -147,6 +202,19 @@ func (f *fake) healed(t *testing.T) {
 		if d {
 			t.Errorf("link %s left slow", k)
 		}
+	}
+	for s, b := range f.benched {
+		if b {
+			t.Errorf("c%d left benched", s)
+		}
+	}
+	for s, k := range f.kept {
+		if k {
+			t.Errorf("c%d left kept", s)
+		}
+	}
+	if f.gated {
+		t.Error("left gated")
 	}
 }
 

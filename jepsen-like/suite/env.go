@@ -23,6 +23,35 @@ type slot struct {
 	crash  func()            // closes the current process's connections at once
 	quiet  []<-chan struct{} // the next process starts when these are closed
 	joined int               // processes so far
+	unkept chan struct{}     // non-nil while kept (Keep); closed when let go
+}
+
+// live ends a process of the slot (leave) once life has passed and the slot
+// is not kept, or when ctx ends; it returns at once.
+func (sl *slot) live(ctx context.Context, life time.Duration, leave context.CancelFunc) {
+	go func() {
+		t := time.NewTimer(life)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for {
+			sl.mu.Lock()
+			unkept := sl.unkept
+			sl.mu.Unlock()
+			if unkept == nil {
+				leave()
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-unkept:
+			}
+		}
+	}()
 }
 
 // env implements nemesis.Env for a run.
@@ -33,9 +62,22 @@ type env struct {
 
 	mu        sync.Mutex
 	waiter    *holdWaiter
-	gate      chan struct{} // closed by Ungate
+	gated     bool // only candidate starts acquisitions (Gate)
 	candidate int
+	benched   map[int]bool  // slots that start no acquisition (Bench)
+	busy      map[int]bool  // slots between an acquisition's start and its cycle's end
+	changed   chan struct{} // closed and replaced when gated, benched or busy change
 	armed     chan struct{} // closed by Armed: a SlowExtend holder goes on
+}
+
+func newEnv(b backend.Backend, rec *history.Recorder) *env {
+	return &env{b: b, rec: rec, benched: make(map[int]bool), busy: make(map[int]bool), changed: make(chan struct{})}
+}
+
+// broadcast wakes every waiter on e.changed; e.mu is held.
+func (e *env) broadcast() {
+	close(e.changed)
+	e.changed = make(chan struct{})
 }
 
 type holdWaiter struct {
@@ -82,10 +124,26 @@ func (e *env) ResetMaster(i int) {
 }
 
 func (e *env) AwaitHold(ctx context.Context, mode nemesis.HoldMode, settle time.Duration) (int, <-chan struct{}, bool) {
+	return e.awaitHold(ctx, e.waitFor(mode, settle))
+}
+
+// AwaitUnbench puts the hold waiter in place, then unbenches s.
+func (e *env) AwaitUnbench(ctx context.Context, s int, mode nemesis.HoldMode) (int, <-chan struct{}, bool) {
+	w := e.waitFor(mode, 0)
+	e.Bench(s, false)
+	return e.awaitHold(ctx, w)
+}
+
+// waitFor puts a hold waiter in place.
+func (e *env) waitFor(mode nemesis.HoldMode, settle time.Duration) *holdWaiter {
 	w := &holdWaiter{since: e.rec.Now() + int64(settle), mode: mode, got: make(chan int, 1), ended: make(chan struct{})}
 	e.mu.Lock()
 	e.waiter = w
 	e.mu.Unlock()
+	return w
+}
+
+func (e *env) awaitHold(ctx context.Context, w *holdWaiter) (int, <-chan struct{}, bool) {
 	select {
 	case s := <-w.got:
 		return s, w.ended, true
@@ -138,35 +196,85 @@ func (e *env) Armed() {
 func (e *env) Gate(candidate int) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.gate == nil {
-		e.gate = make(chan struct{})
-	}
-	e.candidate = candidate
+	e.gated, e.candidate = true, candidate
+	e.broadcast()
 }
 
 func (e *env) Ungate() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.gate != nil {
-		close(e.gate)
-		e.gate = nil
+	e.gated = false
+	e.broadcast()
+}
+
+func (e *env) Bench(s int, benched bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.benched[s] = benched
+	e.broadcast()
+}
+
+func (e *env) AwaitIdle(ctx context.Context, except int) bool {
+	for {
+		e.mu.Lock()
+		idle := true
+		for s, b := range e.busy {
+			idle = idle && (!b || s == except)
+		}
+		changed := e.changed
+		e.mu.Unlock()
+		if idle {
+			return true
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return false
+		}
 	}
 }
 
-// BeforeAcquire waits while a gate keeps slot s out.
+func (e *env) Keep(s int, kept bool) {
+	sl := e.slots[s]
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	switch {
+	case kept && sl.unkept == nil:
+		sl.unkept = make(chan struct{})
+	case !kept && sl.unkept != nil:
+		close(sl.unkept)
+		sl.unkept = nil
+	}
+}
+
+// BeforeAcquire waits while a gate or the bench keeps slot s out; then s
+// is busy until AfterCycle.
 func (e *env) BeforeAcquire(ctx context.Context, s int) {
 	for {
 		e.mu.Lock()
-		gate, candidate := e.gate, e.candidate
-		e.mu.Unlock()
-		if gate == nil || candidate == s {
+		if !e.benched[s] && (!e.gated || e.candidate == s) {
+			e.busy[s] = true
+			e.broadcast()
+			e.mu.Unlock()
 			return
 		}
+		changed := e.changed
+		e.mu.Unlock()
 		select {
-		case <-gate:
+		case <-changed:
 		case <-ctx.Done():
 			return
 		}
+	}
+}
+
+// AfterCycle marks s idle: its cycle (acquisition, hold, release) is over.
+func (e *env) AfterCycle(s int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.busy[s] {
+		e.busy[s] = false
+		e.broadcast()
 	}
 }
 

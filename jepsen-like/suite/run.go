@@ -112,7 +112,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	defer b.Close()
 
 	rec := history.NewRecorder()
-	e := &env{b: b, rec: rec}
+	e := newEnv(b, rec)
 	defer func() {
 		for _, sl := range e.slots {
 			for _, p := range sl.proxies {
@@ -266,7 +266,8 @@ func runSlot(ctx context.Context, cfg Config, e *env, s int, lives []time.Durati
 			}
 		}
 		life := lives[k%len(lives)]
-		pctx, leave := context.WithTimeout(ctx, life)
+		pctx, leave := context.WithCancel(ctx)
+		sl.live(pctx, life, leave)
 		sl.mu.Lock()
 		sl.leave = leave
 		id := s + sl.joined*cfg.Clients

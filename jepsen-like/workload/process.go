@@ -48,6 +48,9 @@ type Hooks interface {
 	// BeforeAcquire blocks while the nemesis keeps slot from competing
 	// (ctx ending ends the wait).
 	BeforeAcquire(ctx context.Context, slot int)
+	// AfterCycle is called when the cycle that BeforeAcquire let start is
+	// over (its release done, or its acquisition failed).
+	AfterCycle(slot int)
 }
 
 // Process is one client process: its own redlock.Client, its own
@@ -135,6 +138,7 @@ func (p *Process) cycle(ctx context.Context) {
 		limit = fmt.Sprintf("limit=%d", p.Limit)
 	}
 	p.Hooks.BeforeAcquire(ctx, p.Slot)
+	defer p.Hooks.AfterCycle(p.Slot)
 	if ctx.Err() != nil {
 		return
 	}
