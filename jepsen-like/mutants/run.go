@@ -20,10 +20,12 @@ import (
 
 // DefaultNemesis is the suite's default fault mix for mutants: every fault
 // that the defaults survive, each at least once. Not clock-jump: it breaks
-// every Redlock, so it would kill the control too. Not failover: its
-// lagging replica's setup changes the master's replication id before the
-// hold, so the restart rules quarantine it and the episode is skipped (no
-// hold) on seeds 1–4, which the stats checker rightly calls unknown.
+// every Redlock, so it would kill the control too. Not failover (yet): its
+// lagging replica, set up during the run, used to change the master's
+// replication id, so the restart rules quarantined it and the episode was
+// skipped (no hold) on seeds 1–4; since nemesis.Prepare attaches the
+// replica before the clients start, seed 1 injects it, but adding it
+// changes every row of the mutation table (docs/jepsen-like.md).
 const DefaultNemesis = "pause,kill,partition,slow-replies,client-pause,restart,restart-aof,restart-delayed,flush,slow-extend,acquire-pause,stale-cache"
 
 // DefaultWorkload is the workload of the mutants' runs: set, a

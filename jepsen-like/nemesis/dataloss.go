@@ -43,8 +43,9 @@ func (n *Nemesis) prepareLoss(ctx context.Context, st generator.Step) error {
 		case generator.LossSnapshot:
 			err = errors.Join(err, masters[i].Snapshot(ctx))
 		case generator.LossFailover:
-			err = errors.Join(err, masters[i].DetachReplica(ctx))
-			detached = true
+			fresh, e := n.detachReplica(ctx, i)
+			err = errors.Join(err, e)
+			detached = detached || fresh
 		}
 	}
 	if detached && err == nil {

@@ -26,22 +26,22 @@ func (n *Nemesis) episode(ctx, heal context.Context, st generator.Step) (err err
 		}
 	}
 	if st.Fault == generator.Failover {
-		// The replica syncs now and lags from here on: the next hold is not on it.
-		if err := m.DetachReplica(ctx); err != nil {
+		// The replica is cut off now and lags from here on: the next hold
+		// is not on it.
+		fresh, err := n.detachReplica(ctx, i)
+		if err != nil {
 			return err
 		}
-		recertify(ctx, st)
+		if fresh {
+			recertify(ctx, st)
+		}
 	}
 	if st.Fault == generator.DataLoss {
 		if err := n.prepareLoss(ctx, st); err != nil {
 			return err
 		}
 	}
-	n.rec.Nemesis(names("c", allSlots(n.slots))+"-/-"+names("m", outside), "confine start")
-	for s := range n.slots {
-		n.env.SetRefused(s, outside, true)
-	}
-	slot, ended, ok := n.awaitCandidate(ctx, st, Linger, st.Settle)
+	slot, ended, ok := n.confinedHold(ctx, st, outside)
 	// The other processes leave while still confined: their attempts in
 	// flight cannot leave keys outside the majority. Fresh ones join after
 	// the fault.
@@ -53,19 +53,15 @@ func (n *Nemesis) episode(ctx, heal context.Context, st generator.Step) (err err
 			close(start)
 		}
 	}()
-	if ok {
-		rctx, cancel := context.WithTimeout(ctx, st.Hold)
-		n.env.Rejoin(rctx, slot, start, ended)
-		cancel()
-	}
-	for s := range n.slots {
-		n.env.SetRefused(s, outside, false)
-	}
-	n.rec.Nemesis(names("c", allSlots(n.slots))+"-/-"+names("m", outside), "confine stop")
 	if !ok {
 		n.rec.Nemesis(m.Name(), st.Fault+" skipped (no hold)")
 		return nil
 	}
+	rctx, cancel := context.WithTimeout(ctx, st.Hold)
+	n.env.Rejoin(rctx, slot, start, ended)
+	cancel()
+	n.confine(outside, false)
+	n.rec.Nemesis(names("c", allSlots(n.slots))+"-/-"+names("m", outside), "confine stop")
 	// The fresh clients start now and connect; none competes until the
 	// fault is in place.
 	n.env.Gate(-1)

@@ -90,6 +90,9 @@ type Nemesis struct {
 	slots  int
 	counts map[string]int
 	lost   map[int]time.Time // master → when it last lost data
+	// attached: masters whose replica Prepare attached and no failover
+	// promoted yet.
+	attached map[int]bool
 }
 
 // New returns a nemesis over env recording into rec; slots is the number of
@@ -98,7 +101,8 @@ func New(env Env, rec *history.Recorder, slots int, log *slog.Logger) *Nemesis {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Nemesis{env: env, rec: rec, log: log, slots: slots, counts: make(map[string]int), lost: make(map[int]time.Time)}
+	return &Nemesis{env: env, rec: rec, log: log, slots: slots, counts: make(map[string]int), lost: make(map[int]time.Time),
+		attached: make(map[int]bool)}
 }
 
 // Counts returns how many times each fault was injected. For data-loss,

@@ -162,6 +162,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		defer stop()
 		set = rs
 	}
+	// What the episodes would set up where the clients see it is set up
+	// before they start (nemesis.Prepare).
+	nem := nemesis.New(e, rec, cfg.Clients, cfg.Logger)
+	prepErr := nem.Prepare(runCtx, sched)
 	var procs atomic.Int64
 	var wg sync.WaitGroup
 	for s := range cfg.Clients {
@@ -175,8 +179,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	stopProgress := progress(cfg.Progress, start, sched, cfg.Time)
-	nem := nemesis.New(e, rec, cfg.Clients, cfg.Logger)
-	nemErr := nem.Run(runCtx, sched)
+	nemErr := errors.Join(prepErr, nem.Run(runCtx, sched))
 	sleepCtx(runCtx, max(cfg.TTL, time.Until(start.Add(cfg.Time))))
 	stopClients()
 	wg.Wait()

@@ -120,6 +120,9 @@ type Master struct {
 	cur     *process
 	old     []*process // replaced by a failover
 	replica *process
+	// following: the replica was attached (AttachReplica) and still
+	// follows the primary.
+	following bool
 }
 
 var _ backend.Master = (*Master)(nil)
@@ -165,8 +168,12 @@ func (m *Master) Pause(context.Context) error { return m.current().signal(syscal
 // Resume sends SIGCONT.
 func (m *Master) Resume(context.Context) error { return m.current().signal(syscall.SIGCONT) }
 
-// Kill sends SIGKILL and waits for the exit.
-func (m *Master) Kill(context.Context) error { return m.current().kill() }
+// Kill sends SIGKILL and waits for the exit. A replica that still follows
+// the master is cut off first: it lags from then on, and the restarted
+// master gets no replica (nor a new replication id with it).
+func (m *Master) Kill(ctx context.Context) error {
+	return errors.Join(m.cutReplica(ctx), m.current().kill())
+}
 
 // Start starts the master on its port with p (after Kill).
 func (m *Master) Start(ctx context.Context, p backend.Persistence) error {
@@ -216,16 +223,15 @@ func (m *Master) Flush(ctx context.Context) error {
 	return nil
 }
 
-// DetachReplica starts a replica, waits until it synced, and detaches it.
+// DetachReplica starts a replica, waits until it synced, and detaches it;
+// a replica AttachReplica started is only detached.
 func (m *Master) DetachReplica(ctx context.Context) error {
 	m.mu.Lock()
 	if m.replica != nil {
 		m.mu.Unlock()
-		return nil
+		return m.cutReplica(ctx)
 	}
-	primary := m.cur
-	r := &process{binary: m.binary, dir: filepath.Join(m.dir, "replica"+strconv.Itoa(len(m.old))), env: m.env,
-		extra: []string{"--replicaof", "127.0.0.1", strconv.Itoa(primary.port)}}
+	r := m.newReplica()
 	m.replica = r
 	m.mu.Unlock()
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
