@@ -33,11 +33,12 @@ const (
 	AcquirePause   = "acquire-pause"
 	ClockJump      = "clock-jump"
 	DataLoss       = "data-loss"
+	RestartLong    = "restart-long"
 	All            = "all"
 )
 
 // Names lists every nemesis name but none and all, in a fixed order.
-var Names = []string{Pause, Kill, Restart, RestartAOF, RestartDelayed, Flush, Failover, Partition, Bridge, Ring, NetPartition, ClientPause, SlowReplies, ClockJump, DataLoss, SlowExtend, AcquirePause}
+var Names = []string{Pause, Kill, Restart, RestartAOF, RestartDelayed, Flush, Failover, Partition, Bridge, Ring, NetPartition, ClientPause, SlowReplies, ClockJump, DataLoss, SlowExtend, AcquirePause, RestartLong}
 
 // The ways the data-loss nemesis makes a master lose data (Step.Kinds).
 const (
@@ -301,6 +302,9 @@ func Generate(cfg Config) (Schedule, error) {
 			st.Slots = []int{rng.IntN(cfg.Clients)}
 			st.Hold = 5 * ttl // the longest wait for an acquisition to stop
 			length = 3 * ttl
+		case name == RestartLong:
+			length = restartLongStep(&st, perm, quorum, rng.IntN(cfg.Clients), ttl)
+			gap = ttl + ttl/2
 		case name == ClientPause:
 			st.Slots = []int{rng.IntN(cfg.Clients)} // the one slot that competes
 			st.Hold = 5 * ttl                       // the longest wait for a hold to pause

@@ -24,7 +24,7 @@ import (
 // lagging replica's setup changes the master's replication id before the
 // hold, so the restart rules quarantine it and the episode is skipped (no
 // hold) on seeds 1–4, which the stats checker rightly calls unknown.
-const DefaultNemesis = "pause,kill,partition,slow-replies,client-pause,restart,restart-aof,restart-delayed,flush,slow-extend,acquire-pause"
+const DefaultNemesis = "pause,kill,partition,slow-replies,client-pause,restart,restart-aof,restart-delayed,flush,slow-extend,acquire-pause,restart-long,bridge"
 
 // DefaultWorkload is the workload of the mutants' runs: set, a
 // read-modify-write guarded by the lock without fencing, where an

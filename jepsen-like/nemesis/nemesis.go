@@ -249,6 +249,8 @@ func (n *Nemesis) step(ctx context.Context, st generator.Step) (err error) {
 		n.env.SetReplyDelay(slot, st.Masters, 0)
 	case generator.AcquirePause:
 		err = n.acquirePause(ctx, st)
+	case generator.RestartLong:
+		err = n.restartLong(ctx, heal, st)
 	case generator.ClientPause:
 		slot, ended, ok := n.awaitCandidate(ctx, st, PauseClient, 0)
 		if !ok {

@@ -28,6 +28,7 @@ type fake struct {
 	cut     map[string]bool
 	delayed map[string]bool
 	masters []backend.Master
+	entry   time.Time // the lambda entry LambdaEntry reports
 }
 
 type fakeMaster struct {

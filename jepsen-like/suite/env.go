@@ -36,6 +36,7 @@ type env struct {
 	gate      chan struct{} // closed by Ungate
 	candidate int
 	armed     chan struct{} // closed by Armed: a SlowExtend holder goes on
+	ttls      leaseTTLs     // restart-long's long leases
 }
 
 type holdWaiter struct {
