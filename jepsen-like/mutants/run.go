@@ -24,6 +24,9 @@ import (
 // lagging replica's setup changes the master's replication id before the
 // hold, so the restart rules quarantine it and the episode is skipped (no
 // hold) on seeds 1–4, which the stats checker rightly calls unknown.
+// restart-long is there for rule Q's lambda set (lambda-short), bridge for
+// the quorum's size (quorum-1: with a quorum of two, the half that reaches
+// the two masters outside a holder's majority takes the lock too).
 const DefaultNemesis = "pause,kill,partition,slow-replies,client-pause,restart,restart-aof,restart-delayed,flush,slow-extend,acquire-pause,restart-long,bridge"
 
 // DefaultWorkload is the workload of the mutants' runs: set, a

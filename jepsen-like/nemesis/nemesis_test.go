@@ -20,15 +20,16 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // fake records what the nemesis does to masters and clients.
 type fake struct {
-	mu      sync.Mutex
-	calls   []string
-	paused  map[int]bool
-	down    map[int]bool
-	netCut  map[int]bool // masters cut off the network
-	cut     map[string]bool
-	delayed map[string]bool
-	masters []backend.Master
-	entry   time.Time // the lambda entry LambdaEntry reports
+	mu       sync.Mutex
+	calls    []string
+	paused   map[int]bool
+	down     map[int]bool
+	netCut   map[int]bool // masters cut off the network
+	cut      map[string]bool
+	delayed  map[string]bool
+	masters  []backend.Master
+	entry    time.Time // the lambda entry LambdaEntry reports
+	killedAt time.Time // the last Kill
 }
 
 type fakeMaster struct {
@@ -57,11 +58,16 @@ func (m fakeMaster) set(set map[int]bool, v bool, what string) error {
 	m.f.log("%s m%d", what, m.i)
 	return nil
 }
-func (m fakeMaster) Name() string                   { return fmt.Sprintf("m%d", m.i) }
-func (m fakeMaster) Addr() string                   { return "" }
-func (m fakeMaster) Pause(context.Context) error    { return m.set(m.f.paused, true, "pause") }
-func (m fakeMaster) Resume(context.Context) error   { return m.set(m.f.paused, false, "resume") }
-func (m fakeMaster) Kill(context.Context) error     { return m.set(m.f.down, true, "kill") }
+func (m fakeMaster) Name() string                 { return fmt.Sprintf("m%d", m.i) }
+func (m fakeMaster) Addr() string                 { return "" }
+func (m fakeMaster) Pause(context.Context) error  { return m.set(m.f.paused, true, "pause") }
+func (m fakeMaster) Resume(context.Context) error { return m.set(m.f.paused, false, "resume") }
+func (m fakeMaster) Kill(context.Context) error {
+	m.f.mu.Lock()
+	m.f.killedAt = time.Now()
+	m.f.mu.Unlock()
+	return m.set(m.f.down, true, "kill")
+}
 func (m fakeMaster) Flush(context.Context) error    { m.f.log("flush m%d", m.i); return nil }
 func (m fakeMaster) Failover(context.Context) error { m.f.log("failover m%d", m.i); return nil }
 func (m fakeMaster) DetachReplica(context.Context) error {
