@@ -8,8 +8,10 @@ import (
 // LongLeaseTTLs is how many workload TTLs the restart-long nemesis's long
 // lease lasts: long enough that a master restarted just after the lease's
 // lambda entry ended is, under a quarantine of one workload TTL, certified
-// again (a probe pass, a TTL, a sync) well before the lease ends.
-const LongLeaseTTLs = 4
+// again (a probe pass, a TTL, a sync) and used by a challenger (whose first
+// Lock, begun at the restart, waits out its two-TTL deadline first) well
+// before the lease ends.
+const LongLeaseTTLs = 5
 
 // restartLongStep fills in a restart-long step (see the nemesis's
 // restartLong): the holder is confined to a seeded bare majority

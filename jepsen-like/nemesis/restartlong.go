@@ -33,8 +33,8 @@ type LeaseTTLs interface {
 // last workload TTL before they end: that lease outlives the entries
 // unless its grant raised them. The holder lingers to its validity's end;
 // the others are replaced by fresh clients, which never used the long TTL,
-// and the confinement is lifted. Just after the entries' end, st.Masters[0]
-// restarts empty. A client that judges its quarantine from an entry the
+// and the confinement is lifted. A tenth of a TTL after the entries' end,
+// st.Masters[0] restarts empty. A client that judges its quarantine from an entry the
 // grant did not raise (the lambda-short mutant) certifies it after one
 // workload TTL, and the challenger takes the lock on it and the two masters
 // outside the majority while the holder still acts; with the entry raised,
@@ -107,7 +107,7 @@ func (n *Nemesis) restartLong(ctx, heal context.Context, st generator.Step) (err
 		return nil
 	}
 	close(start)
-	sleepUntil(ctx, entryEnd.Add(ttl/4)) // every entry of the long TTL ended, unless raised
+	sleepUntil(ctx, entryEnd.Add(ttl/10)) // every entry of the long TTL ended, unless raised
 	n.lost[st.Masters[0]] = time.Now()
 	err = errors.Join(m.Kill(ctx), m.Start(heal, backend.NoPersistence))
 	target := m.Name() + " +" + long.String()
@@ -124,8 +124,8 @@ func (n *Nemesis) restartLong(ctx, heal context.Context, st generator.Step) (err
 
 // awaitLambdaEntry polls the masters of majority (every tenth of ttl, up
 // to wait) until each records an entry for TTL long in its lambda set,
-// ending more than three ttl from now, and the entries end within ttl of
-// each other (a master the clients did not ask at first, a quarantined
+// ending more than three ttl from now, and the entries end within half a
+// ttl of each other (a master the clients did not ask at first, a quarantined
 // one, got its entry from a later grant); it returns the earliest end and
 // the latest.
 func awaitLambdaEntry(ctx context.Context, lt LeaseTTLs, majority []int, long, ttl, wait time.Duration) (first, last time.Time, ok bool) {
@@ -149,7 +149,7 @@ func awaitLambdaEntry(ctx context.Context, lt LeaseTTLs, majority []int, long, t
 				hi = end
 			}
 		}
-		if all && time.Until(lo) > 3*ttl && hi.Sub(lo) < ttl {
+		if all && time.Until(lo) > 3*ttl && hi.Sub(lo) < ttl/2 {
 			return lo, hi, true
 		}
 		if !sleep(wctx, ttl/10) {
