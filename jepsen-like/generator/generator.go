@@ -34,11 +34,12 @@ const (
 	StaleCache     = "stale-cache"
 	ClockJump      = "clock-jump"
 	DataLoss       = "data-loss"
+	RestartLong    = "restart-long"
 	All            = "all"
 )
 
 // Names lists every nemesis name but none and all, in a fixed order.
-var Names = []string{Pause, Kill, Restart, RestartAOF, RestartDelayed, Flush, Failover, Partition, Bridge, Ring, NetPartition, ClientPause, SlowReplies, ClockJump, DataLoss, SlowExtend, AcquirePause, StaleCache}
+var Names = []string{Pause, Kill, Restart, RestartAOF, RestartDelayed, Flush, Failover, Partition, Bridge, Ring, NetPartition, ClientPause, SlowReplies, ClockJump, DataLoss, SlowExtend, AcquirePause, StaleCache, RestartLong}
 
 // The ways the data-loss nemesis makes a master lose data (Step.Kinds).
 const (
@@ -317,6 +318,9 @@ func Generate(cfg Config) (Schedule, error) {
 			st.Cut = [][]int{slices.Sorted(slices.Values(perm[behind : behind+cfg.Masters-quorum]))}
 			st.Hold = 5 * ttl // the longest wait for each of its steps
 			length = 3 * ttl
+		case name == RestartLong:
+			length = restartLongStep(&st, perm, quorum, rng.IntN(cfg.Clients), ttl)
+			gap = ttl + ttl/2
 		case name == ClientPause:
 			st.Slots = []int{rng.IntN(cfg.Clients)} // the one slot that competes
 			st.Hold = 5 * ttl                       // the longest wait for a hold to pause

@@ -26,7 +26,11 @@ import (
 // skipped (no hold) on seeds 1–4; since nemesis.Prepare attaches the
 // replica before the clients start, seed 1 injects it, but adding it
 // changes every row of the mutation table (docs/jepsen-like.md).
-const DefaultNemesis = "pause,kill,partition,slow-replies,client-pause,restart,restart-aof,restart-delayed,flush,slow-extend,acquire-pause,stale-cache"
+// stale-cache is there for the fast path's count (fastpath-q-1),
+// restart-long for rule Q's lambda set (lambda-short), bridge for the
+// quorum's size (quorum-1: with a quorum of two, the half that reaches the
+// two masters outside a holder's majority takes the lock too).
+const DefaultNemesis = "pause,kill,partition,slow-replies,client-pause,restart,restart-aof,restart-delayed,flush,slow-extend,acquire-pause,stale-cache,restart-long,bridge"
 
 // DefaultWorkload is the workload of the mutants' runs: set, a
 // read-modify-write guarded by the lock without fencing, where an

@@ -36,6 +36,8 @@ type fake struct {
 	kept      map[int]bool
 	// atUnbench are the cut links when AwaitUnbench was called.
 	atUnbench map[string]bool
+	entry     time.Time // the lambda entry LambdaEntry reports
+	killedAt  time.Time // the last Kill
 }
 
 type fakeMaster struct {
@@ -65,11 +67,16 @@ func (m fakeMaster) set(set map[int]bool, v bool, what string) error {
 	m.f.log("%s m%d", what, m.i)
 	return nil
 }
-func (m fakeMaster) Name() string                   { return fmt.Sprintf("m%d", m.i) }
-func (m fakeMaster) Addr() string                   { return "" }
-func (m fakeMaster) Pause(context.Context) error    { return m.set(m.f.paused, true, "pause") }
-func (m fakeMaster) Resume(context.Context) error   { return m.set(m.f.paused, false, "resume") }
-func (m fakeMaster) Kill(context.Context) error     { return m.set(m.f.down, true, "kill") }
+func (m fakeMaster) Name() string                 { return fmt.Sprintf("m%d", m.i) }
+func (m fakeMaster) Addr() string                 { return "" }
+func (m fakeMaster) Pause(context.Context) error  { return m.set(m.f.paused, true, "pause") }
+func (m fakeMaster) Resume(context.Context) error { return m.set(m.f.paused, false, "resume") }
+func (m fakeMaster) Kill(context.Context) error {
+	m.f.mu.Lock()
+	m.f.killedAt = time.Now()
+	m.f.mu.Unlock()
+	return m.set(m.f.down, true, "kill")
+}
 func (m fakeMaster) Flush(context.Context) error    { m.f.log("flush m%d", m.i); return nil }
 func (m fakeMaster) Failover(context.Context) error { m.f.log("failover m%d", m.i); return nil }
 func (m fakeMaster) DetachReplica(context.Context) error {

@@ -68,6 +68,7 @@ type env struct {
 	busy      map[int]bool  // slots between an acquisition's start and its cycle's end
 	changed   chan struct{} // closed and replaced when gated, benched or busy change
 	armed     chan struct{} // closed by Armed: a SlowExtend holder goes on
+	ttls      leaseTTLs     // restart-long's long leases
 }
 
 func newEnv(b backend.Backend, rec *history.Recorder) *env {

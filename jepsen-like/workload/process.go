@@ -115,7 +115,7 @@ type hold interface {
 	Release(ctx context.Context) error
 }
 
-func (p *Process) acquire(ctx context.Context) (hold, uint64, error) {
+func (p *Process) acquire(ctx context.Context, ttl time.Duration) (hold, uint64, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*p.TTL)
 	defer cancel()
 	if p.Workload == Semaphore {
@@ -125,7 +125,7 @@ func (p *Process) acquire(ctx context.Context) (hold, uint64, error) {
 		}
 		return permit, uint64(permit.Token()), nil
 	}
-	lease, err := p.Client.Lock(ctx, p.Key, p.TTL)
+	lease, err := p.Client.Lock(ctx, p.Key, ttl)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -142,8 +142,12 @@ func (p *Process) cycle(ctx context.Context) {
 	if ctx.Err() != nil {
 		return
 	}
-	inv := p.record(history.Event{Type: history.Invoke, F: history.Acquire, Value: limit, TTLNS: int64(p.TTL)})
-	lease, token, err := p.acquire(ctx)
+	ttl := p.TTL
+	if p.Workload != Semaphore {
+		ttl = p.leaseTTL()
+	}
+	inv := p.record(history.Event{Type: history.Invoke, F: history.Acquire, Value: limit, TTLNS: int64(ttl)})
+	lease, token, err := p.acquire(ctx, ttl)
 	if err != nil {
 		p.record(history.Event{Type: history.Fail, F: history.Acquire, Value: errValue(err)})
 		return

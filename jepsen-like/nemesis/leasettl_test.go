@@ -1,0 +1,59 @@
+package nemesis
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/quorumlock/quorumlock/jepsen-like/generator"
+	"github.com/quorumlock/quorumlock/jepsen-like/history"
+)
+
+// SetLeaseTTL records the long lease's TTL asked of slot s.
+func (f *fake) SetLeaseTTL(s int, ttl time.Duration) { f.log("lease ttl c%d %v", s, ttl) }
+
+// LambdaEntry answers as if one grant of ttl, at the first call, wrote the
+// entry (now + 2 ttl) on every master.
+func (f *fake) LambdaEntry(_ context.Context, i int, ttl time.Duration) (time.Time, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.entry.IsZero() {
+		f.entry = time.Now().Add(2 * ttl)
+	}
+	return f.entry, true
+}
+
+// restart-long asks the long TTL of every slot, confines and gates the
+// candidate only once the lambda entries are recorded, hands the long TTL
+// back before the others are replaced, lifts the confinement before the
+// master restarts empty, and the restart comes after the entries' end (the
+// fake's entry, fixed at its first read).
+func TestRestartLongOrder(t *testing.T) {
+	const ttl = 20 * time.Millisecond
+	sched := generator.Schedule{Steps: []generator.Step{{Fault: generator.RestartLong, Majority: []int{0, 1, 2},
+		Masters: []int{1}, Slots: []int{2}, Delay: generator.LongLeaseTTLs * ttl, Hold: 5 * ttl, Settle: ttl}}}
+	f := newFake(5)
+	n := New(f, history.NewRecorder(), 3, nil)
+	if err := n.Run(context.Background(), sched); err != nil {
+		t.Fatal(err)
+	}
+	f.healed(t)
+	if n.Counts()[generator.RestartLong] != 1 {
+		t.Fatalf("counts %v", n.Counts())
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.killedAt.After(f.entry) {
+		t.Errorf("killed at %v, not after the entries' end %v", f.killedAt, f.entry)
+	}
+	order := []string{"lease ttl c0 " + (generator.LongLeaseTTLs * ttl).String(), "gate c2", "lease ttl c0 0s", "rejoin except c1", "gate c-1", "kill m1", "start(0) m1", "ungate"}
+	at := -1
+	for _, want := range order {
+		i := slices.Index(f.calls, want)
+		if i <= at {
+			t.Fatalf("%q at %d, want it after %d in %v", want, i, at, f.calls)
+		}
+		at = i
+	}
+}

@@ -1,0 +1,159 @@
+package nemesis
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/quorumlock/quorumlock/jepsen-like/backend"
+	"github.com/quorumlock/quorumlock/jepsen-like/generator"
+)
+
+// LeaseTTLs is an Env whose acquisitions can ask another TTL than the
+// workload's; restart-long needs it (without it the step is skipped).
+type LeaseTTLs interface {
+	// SetLeaseTTL makes the acquisitions of slot started from now on ask
+	// ttl (0: the workload's TTL).
+	SetLeaseTTL(slot int, ttl time.Duration)
+	// LambdaEntry is when master i's lambda set says the leases of TTL ttl
+	// end; ok is false when it has no such entry or could not be read.
+	LambdaEntry(ctx context.Context, i int, ttl time.Duration) (end time.Time, ok bool)
+}
+
+// restartLong is the restart-long episode, aimed at rule Q's lambda set (a
+// master that lost its data sits out until every lease it may have granted
+// has ended, judged per TTL from the set's entry: until when leases of
+// that TTL may live). Every client asks the long TTL st.Delay. Once every
+// master of the bare majority st.Majority records that TTL's entry (its
+// first grant wrote now + 2 long TTLs there), the clients are confined to
+// st.Majority two workload TTLs before the entries end (not before: a
+// master restarted by an earlier fault is certified from sources outside
+// it meanwhile), and a hold of the candidate st.Slots[0] is taken in the
+// last workload TTL before they end: that lease outlives the entries
+// unless its grant raised them. The holder lingers to its validity's end;
+// the others are replaced by fresh clients, which never used the long TTL,
+// and the confinement is lifted. A tenth of a TTL after the entries' end,
+// st.Masters[0] restarts empty. A client that judges its quarantine from an entry the
+// grant did not raise (the lambda-short mutant) certifies it after one
+// workload TTL, and the challenger takes the lock on it and the two masters
+// outside the majority while the holder still acts; with the entry raised,
+// it sits out the long TTL.
+func (n *Nemesis) restartLong(ctx, heal context.Context, st generator.Step) (err error) {
+	lt, ok := n.env.(LeaseTTLs)
+	masters := n.env.Backend().Masters()
+	m := masters[st.Masters[0]]
+	if !ok {
+		n.rec.Nemesis(m.Name(), st.Fault+" skipped (no long lease)")
+		return nil
+	}
+	long, ttl := st.Delay, st.Delay/generator.LongLeaseTTLs
+	var outside []int
+	for j := range masters {
+		if !slices.Contains(st.Majority, j) {
+			outside = append(outside, j)
+		}
+	}
+	for s := range n.slots {
+		lt.SetLeaseTTL(s, long)
+	}
+	// Unconfined, so that a master restarted by an earlier fault can be
+	// certified meanwhile (from sources outside the majority).
+	first, entryEnd, ok := awaitLambdaEntry(ctx, lt, st.Majority, long, ttl, st.Hold)
+	confined := ok && sleepUntil(ctx, first.Add(-2*ttl))
+	if confined {
+		n.rec.Nemesis(names("c", allSlots(n.slots))+"-/-"+names("m", outside), "confine start")
+		for s := range n.slots {
+			n.env.SetRefused(s, outside, true)
+		}
+		n.env.Gate(st.Slots[0])
+	}
+	slot, ended := 0, (<-chan struct{})(nil)
+	if confined && sleepUntil(ctx, first.Add(-ttl)) {
+		// A hold granted before the entries end, in their second long
+		// TTL: its lease ends after them unless the grant raises them.
+		hctx, cancel := context.WithDeadline(ctx, first.Add(-ttl/10))
+		slot, ended, ok = n.env.AwaitHold(hctx, Linger, 0)
+		cancel()
+	} else {
+		ok = false
+	}
+	for s := range n.slots {
+		lt.SetLeaseTTL(s, 0) // the fresh clients never ask the long TTL
+	}
+	start := make(chan struct{})
+	defer func() {
+		select {
+		case <-start:
+		default:
+			close(start)
+		}
+	}()
+	if ok {
+		rctx, cancel := context.WithTimeout(ctx, st.Hold)
+		n.env.Rejoin(rctx, slot, start, ended)
+		cancel()
+	}
+	if confined {
+		n.env.Gate(-1) // nobody competes until the master restarted
+		defer n.env.Ungate()
+		for s := range n.slots {
+			n.env.SetRefused(s, outside, false)
+		}
+		n.rec.Nemesis(names("c", allSlots(n.slots))+"-/-"+names("m", outside), "confine stop")
+	}
+	if !ok {
+		n.rec.Nemesis(m.Name(), st.Fault+" skipped (no hold)")
+		return nil
+	}
+	close(start)
+	sleepUntil(ctx, entryEnd.Add(ttl/10)) // every entry of the long TTL ended, unless raised
+	n.lost[st.Masters[0]] = time.Now()
+	err = errors.Join(m.Kill(ctx), m.Start(heal, backend.NoPersistence))
+	target := m.Name() + " +" + long.String()
+	n.rec.Nemesis(target, st.Fault+" start")
+	n.counts[st.Fault]++
+	n.env.Ungate()
+	select {
+	case <-ended:
+	case <-ctx.Done():
+	}
+	n.rec.Nemesis(target, st.Fault+" stop")
+	return err
+}
+
+// awaitLambdaEntry polls the masters of majority (every tenth of ttl, up
+// to wait) until each records an entry for TTL long in its lambda set,
+// ending more than three ttl from now, and the entries end within half a
+// ttl of each other (a master the clients did not ask at first, a quarantined
+// one, got its entry from a later grant); it returns the earliest end and
+// the latest.
+func awaitLambdaEntry(ctx context.Context, lt LeaseTTLs, majority []int, long, ttl, wait time.Duration) (first, last time.Time, ok bool) {
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	for {
+		var lo, hi time.Time
+		all := true
+		for k, i := range majority {
+			rctx, rcancel := context.WithTimeout(wctx, ttl)
+			end, ok := lt.LambdaEntry(rctx, i, long)
+			rcancel()
+			if !ok {
+				all = false
+				break
+			}
+			if k == 0 || end.Before(lo) {
+				lo = end
+			}
+			if k == 0 || end.After(hi) {
+				hi = end
+			}
+		}
+		if all && time.Until(lo) > 3*ttl && hi.Sub(lo) < ttl/2 {
+			return lo, hi, true
+		}
+		if !sleep(wctx, ttl/10) {
+			return lo, hi, false
+		}
+	}
+}
