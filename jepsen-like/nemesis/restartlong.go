@@ -29,8 +29,8 @@ type LeaseTTLs interface {
 // first grant wrote now + 2 long TTLs there), the clients are confined to
 // st.Majority two workload TTLs before the entries end (not before: a
 // master restarted by an earlier fault is certified from sources outside
-// it meanwhile), and a hold of the candidate st.Slots[0] is taken in the
-// last workload TTL before they end: that lease outlives the entries
+// it meanwhile), and a hold of the candidate st.Slots[0] is taken between
+// one and a half and a half workload TTL before they end: that lease outlives the entries
 // unless its grant raised them. The holder lingers to its validity's end;
 // the others are replaced by fresh clients, which never used the long TTL,
 // and the confinement is lifted. A tenth of a TTL after the entries' end,
@@ -69,10 +69,12 @@ func (n *Nemesis) restartLong(ctx, heal context.Context, st generator.Step) (err
 		n.env.Gate(st.Slots[0])
 	}
 	slot, ended := 0, (<-chan struct{})(nil)
-	if confined && sleepUntil(ctx, first.Add(-ttl)) {
+	if confined && sleepUntil(ctx, first.Add(-3*ttl/2)) {
 		// A hold granted before the entries end, in their second long
 		// TTL: its lease ends after them unless the grant raises them.
-		hctx, cancel := context.WithDeadline(ctx, first.Add(-ttl/10))
+		// Its window closes half a TTL before their end, so that a slow
+		// grant (a loaded machine, -race) still lands before it.
+		hctx, cancel := context.WithDeadline(ctx, first.Add(-ttl/2))
 		slot, ended, ok = n.env.AwaitHold(hctx, Linger, 0)
 		cancel()
 	} else {
