@@ -101,26 +101,37 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration, opts .
 	defer func() { c.observeAcquire(ctx, key, start, attempts, report, lease, err) }()
 	// A free key costs what TryLock costs: while nobody of this Client waits
 	// for the key or holds it, the first attempt goes out before any wake-up
-	// machinery (no subscription, no line). A refusal then subscribes and
+	// machinery (no subscription; the caller only heads the key's line). A refusal then subscribes and
 	// lines up, and the line's first attempt follows at once: a release
 	// between the refusal and the subscription is not missed. Without
 	// release notifications there is nothing to miss: the line waits first.
 	waitFirst := false
 	var took time.Duration
-	if c.queues.idle(key) && !c.holders.holds(key) {
-		attempts++
-		began := c.cfg.clock.Now()
-		lease, report, err = c.attempt(ctx, key, ttl, lc, true)
-		if err == nil || !worthWaiting(err) {
-			return lease, err
+	var leave func()
+	if !c.holders.holds(key) {
+		// The fast path heads the line, so that callers of this Client that
+		// come while it attempts wait behind it instead of splitting the vote.
+		if head, ok := c.queues.headIfIdle(key); ok {
+			attempts++
+			began := c.cfg.clock.Now()
+			lease, report, err = c.attempt(ctx, key, ttl, lc, true)
+			if err == nil || !worthWaiting(err) {
+				head()
+				return lease, err
+			}
+			took, waitFirst, leave = c.cfg.clock.Now().Sub(began), !c.cfg.notifications, head
 		}
-		took, waitFirst = c.cfg.clock.Now().Sub(began), !c.cfg.notifications
 	}
 	// Subscribe before queueing: the key stays subscribed while anyone of
 	// this Client waits for it, so a release is not missed between heads.
+	// A fast path that was refused stays head: its next attempt, after the
+	// subscription, goes out at once.
 	wake, unwatch := c.notifier.watch(key)
 	defer unwatch()
-	leave, jerr := c.queues.join(ctx, key, c.closing())
+	var jerr error
+	if leave == nil {
+		leave, jerr = c.queues.join(ctx, key, c.closing())
+	}
 	defer leave()
 	if errors.Is(jerr, ErrClosed) {
 		return nil, jerr

@@ -295,3 +295,53 @@ func countNonZero(v []int) int {
 	}
 	return n
 }
+
+// While a Lock's first attempt on a free key is in flight, a second Lock of
+// the same key on the same Client lines up behind it and sends nothing: 32
+// goroutines starting together make one attempt, not 32 that split the vote.
+// Three masters are paused so that the first attempt stays in flight (for
+// its per-master timeout of 10 s); the two live masters count the acquire
+// scripts.
+func TestLockBehindAFastPathAttemptSendsNothing(t *testing.T) {
+	r := newRig(t, 5, withRedisOptions(patientClients))
+	c := r.client(t, WithMasterTimeout(10*time.Second))
+	warm, err := c.Lock(context.Background(), "warm", 30*time.Second) // certifies the fresh masters
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := warm.Release(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	resetCommandStats(t, r)
+	pause(t, r, 2, 3, 4)
+	defer resume(t, r, 2, 3, 4)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	live := &rig{clients: r.clients[:2]} // commandCalls would wait for the paused ones
+	evalsha := func() int { n := commandCalls(t, live, "evalsha"); return max(n[0], n[1]) }
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	wg.Go(func() { _, _ = c.Lock(ctx, "fast", 30*time.Second) })
+	for evalsha() < 1 {
+		time.Sleep(time.Millisecond)
+	}
+	wg.Go(func() { _, _ = c.Lock(ctx, "fast", 30*time.Second) })
+	lineLen := func() int {
+		c.queues.mu.Lock()
+		defer c.queues.mu.Unlock()
+		return len(c.queues.lines["fast"])
+	}
+	for {
+		l := lineLen()
+		n := evalsha()
+		if l < 2 && n < 2 {
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		if n != 1 || l != 2 {
+			t.Fatalf("a second Lock during the first's attempt: %d acquire scripts on a live master, line of %d; want 1 and 2", n, l)
+		}
+		break
+	}
+}

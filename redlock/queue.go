@@ -39,12 +39,22 @@ func (q *fifoQueues) join(ctx context.Context, key string, closing <-chan struct
 	}
 }
 
-// idle reports whether nobody waits in key's line.
-func (q *fifoQueues) idle(key string) bool {
+// headIfIdle makes the caller the head of key's line when nobody waits in
+// it, and reports whether it did; leave must then be called exactly once.
+// Callers that come meanwhile line up behind it instead of attempting too.
+func (q *fifoQueues) headIfIdle(key string) (leave func(), ok bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return len(q.lines[key]) == 0
+	if len(q.lines[key]) > 0 {
+		return nil, false
+	}
+	q.lines[key] = []chan struct{}{headTurn}
+	return func() { q.leave(key, headTurn) }, true
 }
+
+// headTurn is the turn of a head that never waited (headIfIdle): closed, and
+// never closed again by leave, which closes only the next in line's turn.
+var headTurn = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 func (q *fifoQueues) leave(key string, turn chan struct{}) {
 	q.mu.Lock()
