@@ -14,7 +14,8 @@ import (
 // episode runs a targeted data fault (see package generator): confine every
 // client to st.Majority, wait for a holder and make it linger, lift the
 // confinement, hit master st.Masters[0], replace the other clients with
-// fresh ones, and wait for the hold to end.
+// fresh ones but one long-lived watcher (watcherOf), and wait for the hold
+// to end.
 func (n *Nemesis) episode(ctx, heal context.Context, st generator.Step) (err error) {
 	masters := n.env.Backend().Masters()
 	i := st.Masters[0]
@@ -57,6 +58,9 @@ func (n *Nemesis) episode(ctx, heal context.Context, st generator.Step) (err err
 		n.rec.Nemesis(m.Name(), st.Fault+" skipped (no hold)")
 		return nil
 	}
+	// One process lives on through the fault (a long-lived watcher); the
+	// others are replaced.
+	defer n.keepWatcher(slot, st.Fault)()
 	rctx, cancel := context.WithTimeout(ctx, st.Hold)
 	n.env.Rejoin(rctx, slot, start, ended)
 	cancel()

@@ -74,7 +74,8 @@ type Env interface {
 	// Keep makes the process of slot live on past its lifetime (kept) or
 	// lets it leave once that is over: a long-lived client.
 	Keep(slot int, kept bool)
-	// Rejoin ends the process of every slot but except, waits (bounded by
+	// Rejoin ends the process of every slot but except and the kept ones
+	// (Keep), waits (bounded by
 	// ctx) until each has closed its connections, and replaces it with a
 	// fresh one. One of them (the challenger) starts when
 	// start is closed, the others when quiet is closed too, so that the

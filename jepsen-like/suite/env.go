@@ -235,6 +235,17 @@ func (e *env) AwaitIdle(ctx context.Context, except int) bool {
 	}
 }
 
+// Process is the id of the process slot s runs now (-1 before its first).
+func (e *env) Process(s int) int {
+	sl := e.slots[s]
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	if sl.joined == 0 {
+		return -1
+	}
+	return s + (sl.joined-1)*len(e.slots)
+}
+
 func (e *env) Keep(s int, kept bool) {
 	sl := e.slots[s]
 	sl.mu.Lock()
@@ -286,6 +297,10 @@ func (e *env) Rejoin(_ context.Context, except int, start, quiet <-chan struct{}
 			continue
 		}
 		sl.mu.Lock()
+		if sl.unkept != nil { // a long-lived process lives on
+			sl.mu.Unlock()
+			continue
+		}
 		sl.quiet = []<-chan struct{}{start}
 		if !challenger {
 			sl.quiet = append(sl.quiet, quiet)
