@@ -69,8 +69,9 @@ func (m Mutex) Allowance(ttl time.Duration) time.Duration {
 	return time.Duration(float64(ttl)*f) + driftFloor
 }
 
-// Check finds the leases that claimed too much validity, and the
-// overlapping holds of a key by two processes of which one is a lock hold.
+// Check finds the leases that claimed too much validity, the acquisitions
+// returned with no validity left (returnedExpired), and the overlapping
+// holds of a key by two processes of which one is a lock hold.
 // With no lock hold at all the verdict is unknown.
 func (m Mutex) Check(events []history.Event) Result {
 	byKey := make(map[string][]Hold)
@@ -101,7 +102,12 @@ func (m Mutex) Check(events []history.Event) Result {
 			}
 		}
 	}
-	if n == 0 {
+	expired, expiredProof := expiredOKs(events)
+	found = append(found, expired...)
+	if proof == nil {
+		proof = expiredProof
+	}
+	if n == 0 && len(expired) == 0 {
 		return Result{Checker: m.Name(), Verdict: Unknown, Explanation: "no lock was ever held: nothing to check"}
 	}
 	for _, key := range sortedKeys(byKey) {

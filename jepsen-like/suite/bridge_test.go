@@ -1,7 +1,6 @@
 package suite
 
 import (
-	"context"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,15 +21,7 @@ import (
 // that round takes the lock: mutex and set invalid.
 func TestBridgeContestsAcrossTheHalves(t *testing.T) {
 	const clients = 4
-	res, err := Run(context.Background(), Config{Backend: Local, Workload: "set", Nemeses: []string{generator.Bridge},
-		Time: 4 * time.Second, Clients: clients, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%d acquisitions, faults %v: %s", res.Acquired, res.Faults, checker.Summary(res.Results))
-	if res.Faults[generator.Bridge] == 0 || res.Verdict != checker.Valid {
-		t.Fatalf("bridge injected %d times, verdict %s: %s", res.Faults[generator.Bridge], res.Verdict, checker.Summary(res.Results))
-	}
+	res := runFaultValid(t, generator.Bridge, 4*time.Second)
 	var from, to int64 = -1, -1
 	half := map[int]string{} // slot → the masters it cannot reach
 	for _, e := range res.Events {

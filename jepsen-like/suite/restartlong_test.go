@@ -1,11 +1,9 @@
 package suite
 
 import (
-	"context"
 	"testing"
 	"time"
 
-	"github.com/quorumlock/quorumlock/jepsen-like/checker"
 	"github.com/quorumlock/quorumlock/jepsen-like/generator"
 	"github.com/quorumlock/quorumlock/jepsen-like/history"
 )
@@ -24,20 +22,7 @@ import (
 // and every checker is valid. jepsen-like mutants --only lambda-short
 // (this nemesis in the default mix) gives mutex and set invalid.
 func TestRestartLongCompletesItsSteps(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	res, err := Run(ctx, Config{Backend: Local, Workload: "set", Nemeses: []string{generator.RestartLong},
-		Time: 4 * time.Second, Clients: 4, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%d acquisitions, faults %v: %s", res.Acquired, res.Faults, checker.Summary(res.Results))
-	if res.Faults[generator.RestartLong] == 0 || res.NemesisErrors != "" {
-		t.Fatalf("restart-long injected %d times, errors %q", res.Faults[generator.RestartLong], res.NemesisErrors)
-	}
-	if res.Verdict != checker.Valid {
-		t.Errorf("verdict %s with the defaults: %s", res.Verdict, checker.Summary(res.Results))
-	}
+	res := runFaultValid(t, generator.RestartLong, 4*time.Second)
 	ttl := res.TTLNS
 	long := generator.LongLeaseTTLs * ttl
 	ev := res.Events

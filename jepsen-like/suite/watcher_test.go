@@ -1,13 +1,11 @@
 package suite
 
 import (
-	"context"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/quorumlock/quorumlock/jepsen-like/checker"
 	"github.com/quorumlock/quorumlock/jepsen-like/generator"
 	"github.com/quorumlock/quorumlock/jepsen-like/history"
 )
@@ -19,21 +17,7 @@ import (
 // fresh ones; the defaults stay valid. With Rejoin replacing the kept
 // process too, that process invokes nothing after the restart.
 func TestWatcherLivesThroughTheLoss(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	const clients = 4
-	res, err := Run(ctx, Config{Backend: Local, Workload: "set", Nemeses: []string{generator.Restart},
-		Time: 6 * time.Second, Clients: clients, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%d acquisitions, faults %v: %s", res.Acquired, res.Faults, checker.Summary(res.Results))
-	if res.Faults[generator.Restart] == 0 || res.NemesisErrors != "" {
-		t.Fatalf("restart injected %d times, errors %q", res.Faults[generator.Restart], res.NemesisErrors)
-	}
-	if res.Verdict != checker.Valid {
-		t.Errorf("verdict %s with the defaults: %s", res.Verdict, checker.Summary(res.Results))
-	}
+	res := runFaultValid(t, generator.Restart, 6*time.Second)
 	var watcher int
 	var kept, restarted int64 = -1, -1
 	for _, e := range res.Events {
@@ -42,10 +26,11 @@ func TestWatcherLivesThroughTheLoss(t *testing.T) {
 		}
 		if kept < 0 && strings.HasPrefix(e.Value, generator.Restart+" watcher p") {
 			kept = e.TimeNS
-			watcher, err = strconv.Atoi(strings.TrimPrefix(e.Value, generator.Restart+" watcher p"))
+			p, err := strconv.Atoi(strings.TrimPrefix(e.Value, generator.Restart+" watcher p"))
 			if err != nil {
 				t.Fatalf("watcher event %q", e.Value)
 			}
+			watcher = p
 		}
 		if kept >= 0 && e.Value == generator.Restart+" start" {
 			restarted = e.TimeNS
