@@ -29,20 +29,12 @@ func repeatedTokens(events []history.Event) (found []string, proof []history.Eve
 		}
 	}
 	groups := make(map[string]map[uint64]tokenGrant)
-	invokes := make(map[int]history.Event)
-	for _, e := range events {
-		if e.Process == history.NemesisProcess {
-			continue
+	acquireOKs(events, func(inv, e history.Event) {
+		if e.Token == 0 {
+			return
 		}
-		if e.Type == history.Invoke {
-			invokes[e.Process] = e
-		}
-		if e.F != history.Acquire || e.Type != history.OK || e.Token == 0 {
-			continue
-		}
-		inv := invokes[e.Process]
 		if limit, _ := inv.Limit(); limit != 0 {
-			continue // a semaphore's tokens grow per slot
+			return // a semaphore's tokens grow per slot
 		}
 		group := "key " + fmt.Sprintf("%q", e.Key)
 		if b, ok := bucketOf[e.Key]; ok {
@@ -55,7 +47,7 @@ func repeatedTokens(events []history.Event) (found []string, proof []history.Eve
 		first, seen := groups[group][e.Token]
 		if !seen {
 			groups[group][e.Token] = g
-			continue
+			return
 		}
 		found = append(found, fmt.Sprintf("%s: token %d handed out twice, to process %d on key %q (#%d) and to process %d on key %q (#%d)",
 			group, e.Token, first.ok.Process, first.ok.Key, first.ok.Index, e.Process, e.Key, e.Index))
@@ -63,7 +55,7 @@ func repeatedTokens(events []history.Event) (found []string, proof []history.Eve
 			proof = []history.Event{first.invoke, first.ok, inv, e}
 			sort.SliceStable(proof, func(i, j int) bool { return proof[i].Index < proof[j].Index })
 		}
-	}
+	})
 	for g := range groups {
 		if strings.HasPrefix(g, "fence bucket ") {
 			buckets++

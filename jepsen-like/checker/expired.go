@@ -39,6 +39,20 @@ func returnedExpired(inv, ok history.Event) string {
 // expiredOKs runs returnedExpired over every acquire ok of events and
 // returns the findings and the first one's proof (invoke and ok).
 func expiredOKs(events []history.Event) (found []string, proof []history.Event) {
+	acquireOKs(events, func(inv, ok history.Event) {
+		if f := returnedExpired(inv, ok); f != "" {
+			found = append(found, f)
+			if proof == nil {
+				proof = []history.Event{inv, ok}
+			}
+		}
+	})
+	return found, proof
+}
+
+// acquireOKs calls f with every client's acquire ok of events, in order,
+// and the last invoke of its process before it (its acquire's invoke).
+func acquireOKs(events []history.Event, f func(inv, ok history.Event)) {
 	invokes := make(map[int]history.Event)
 	for _, e := range events {
 		if e.Process == history.NemesisProcess {
@@ -47,16 +61,8 @@ func expiredOKs(events []history.Event) (found []string, proof []history.Event) 
 		if e.Type == history.Invoke {
 			invokes[e.Process] = e
 		}
-		if e.F != history.Acquire || e.Type != history.OK {
-			continue
-		}
-		inv := invokes[e.Process]
-		if f := returnedExpired(inv, e); f != "" {
-			found = append(found, f)
-			if proof == nil {
-				proof = []history.Event{inv, e}
-			}
+		if e.F == history.Acquire && e.Type == history.OK {
+			f(invokes[e.Process], e)
 		}
 	}
-	return found, proof
 }
