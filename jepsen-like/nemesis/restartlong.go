@@ -26,7 +26,8 @@ type LeaseTTLs interface {
 // has ended, judged per TTL from the set's entry: until when leases of
 // that TTL may live). Every client asks the long TTL st.Delay. Once every
 // master of the bare majority st.Majority records that TTL's entry (its
-// first grant wrote now + 2 long TTLs there), the clients are confined to
+// first grant wrote now + 2 long TTLs there), only the candidate goes on
+// asking the long TTL, the clients are confined to
 // st.Majority two workload TTLs before the entries end (not before: a
 // master restarted by an earlier fault is certified from sources outside
 // it meanwhile), and a hold of the candidate st.Slots[0] is taken between
@@ -60,6 +61,15 @@ func (n *Nemesis) restartLong(ctx, heal context.Context, st generator.Step) (err
 	// Unconfined, so that a master restarted by an earlier fault can be
 	// certified meanwhile (from sources outside the majority).
 	first, entryEnd, ok := awaitLambdaEntry(ctx, lt, st.Majority, long, ttl, st.Hold)
+	// Only the candidate asks the long TTL from now on: a long lease of
+	// another, granted a long TTL after the entry's first grant, would hold
+	// the key right up to the entry's end and keep the candidate out of its
+	// window; short leases are over before it opens.
+	for s := range n.slots {
+		if ok && s != st.Slots[0] {
+			lt.SetLeaseTTL(s, 0)
+		}
+	}
 	confined := ok && sleepUntil(ctx, first.Add(-2*ttl))
 	if confined {
 		n.rec.Nemesis(names("c", allSlots(n.slots))+"-/-"+names("m", outside), "confine start")

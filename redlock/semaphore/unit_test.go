@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/cenkalti/backoff/v4"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/redlock"
@@ -184,16 +186,18 @@ func TestClosed(t *testing.T) {
 }
 
 // Acquire on a full semaphore ends with ctx, and its error says both why
-// (the deadline) and what it last saw (busy).
+// (the deadline) and what it last saw (busy). The deadline passes only once
+// the first attempt has answered busy (the retry's backoff lets it pass),
+// not on a timer: under load a 150 ms deadline used to end the first
+// attempt's read itself, with no busy seen.
 func TestAcquireEndsWithContext(t *testing.T) {
 	for _, v := range variants {
 		t.Run(v.String(), func(t *testing.T) {
 			_, m := miniMaster(t)
-			s := newSem(t, m, "full", 1, WithVariant(v))
+			ctx := newExpiring()
+			s := newSem(t, m, "full", 1, WithVariant(v), WithRetry(func() backoff.BackOff { return expireOnRetry{ctx} }))
 			ps := mustAcquire(t, s, 1)
 			defer releaseAll(t, ps)
-			ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
-			defer cancel()
 			_, err := s.Acquire(ctx)
 			if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, ErrBusy) {
 				t.Fatalf("Acquire on a full semaphore: %v", err)
@@ -201,6 +205,37 @@ func TestAcquireEndsWithContext(t *testing.T) {
 		})
 	}
 }
+
+// expiring is a context whose deadline passes when expire is called; its
+// Deadline is far, so that no read times out before.
+type expiring struct {
+	context.Context
+	once sync.Once
+	done chan struct{}
+}
+
+func newExpiring() *expiring {
+	return &expiring{Context: context.Background(), done: make(chan struct{})}
+}
+
+func (e *expiring) expire()                     { e.once.Do(func() { close(e.done) }) }
+func (e *expiring) Done() <-chan struct{}       { return e.done }
+func (e *expiring) Deadline() (time.Time, bool) { return time.Now().Add(time.Hour), true }
+func (e *expiring) Err() error {
+	select {
+	case <-e.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
+
+// expireOnRetry is a backoff that lets ctx's deadline pass when Acquire asks
+// for its first wait, that is once an attempt has answered.
+type expireOnRetry struct{ ctx *expiring }
+
+func (b expireOnRetry) NextBackOff() time.Duration { b.ctx.expire(); return time.Second }
+func (b expireOnRetry) Reset()                     {}
 
 func TestVariantString(t *testing.T) {
 	for v, want := range map[Variant]string{Atomic: "Atomic", Basic: "Basic", Fair: "Fair", Guarded: "Guarded", Variant(7): "Variant(7)"} {
