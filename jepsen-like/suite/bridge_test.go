@@ -21,32 +21,37 @@ import (
 // that round takes the lock: mutex and set invalid.
 func TestBridgeContestsAcrossTheHalves(t *testing.T) {
 	const clients = 4
-	res := runFaultValid(t, generator.Bridge, 4*time.Second)
-	var from, to int64 = -1, -1
-	half := map[int]string{} // slot → the masters it cannot reach
+	res := runFaultValid(t, generator.Bridge, 6*time.Second)
+	type window struct{ from, to int64 }
+	var windows []window     // every bridge, start to stop
+	half := map[int]string{} // slot → the masters it cannot reach (the same split each time: one seed)
 	for _, e := range res.Events {
 		switch {
-		case e.F == history.Nemesis && e.Value == generator.Bridge+" start" && from < 0:
-			from = e.TimeNS
+		case e.F == history.Nemesis && e.Value == generator.Bridge+" start":
+			windows = append(windows, window{from: e.TimeNS, to: -1})
 			for _, part := range strings.Fields(e.Key) { // "c<slot>-/-m<i>,m<j>"
 				slot, cut, _ := strings.Cut(strings.TrimPrefix(part, "c"), "-/-")
 				s, _ := strconv.Atoi(slot)
 				half[s] = cut
 			}
-		case e.F == history.Nemesis && e.Value == generator.Bridge+" stop" && from >= 0 && to < 0:
-			to = e.TimeNS
+		case e.F == history.Nemesis && e.Value == generator.Bridge+" stop" && len(windows) > 0:
+			windows[len(windows)-1].to = e.TimeNS
 		}
 	}
 	slotOf := func(p int) int { return p % clients }
 	contested := 0
 	for _, h := range checker.Holds(res.Events) {
-		if h.Limit != 0 || h.Start < from || h.End > to {
-			continue
-		}
-		for _, e := range res.Events {
-			if e.F == history.Acquire && e.Type == history.Invoke && e.TimeNS > h.Start && e.TimeNS < h.End &&
-				half[slotOf(e.Process)] != half[slotOf(h.Process)] {
-				contested++
+		for _, w := range windows {
+			// the part of the hold while this bridge stood
+			lo, hi := max(h.Start, w.from), min(h.End, w.to)
+			if h.Limit != 0 || lo >= hi {
+				continue
+			}
+			for _, e := range res.Events {
+				if e.F == history.Acquire && e.Type == history.Invoke && e.TimeNS > lo && e.TimeNS < hi &&
+					half[slotOf(e.Process)] != half[slotOf(h.Process)] {
+					contested++
+				}
 			}
 		}
 	}
