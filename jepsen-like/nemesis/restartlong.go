@@ -26,8 +26,8 @@ type LeaseTTLs interface {
 // has ended, judged per TTL from the set's entry: until when leases of
 // that TTL may live). Every client asks the long TTL st.Delay. Once every
 // master of the bare majority st.Majority records that TTL's entry (its
-// first grant wrote now + 2 long TTLs there), only the candidate goes on
-// asking the long TTL, the clients are confined to
+// first grant wrote now + 2 long TTLs there), nobody asks it until the
+// candidate's window (then the candidate alone), the clients are confined to
 // st.Majority two workload TTLs before the entries end (not before: a
 // master restarted by an earlier fault is certified from sources outside
 // it meanwhile), and a hold of the candidate st.Slots[0] is taken between
@@ -61,12 +61,13 @@ func (n *Nemesis) restartLong(ctx, heal context.Context, st generator.Step) (err
 	// Unconfined, so that a master restarted by an earlier fault can be
 	// certified meanwhile (from sources outside the majority).
 	first, entryEnd, ok := awaitLambdaEntry(ctx, lt, st.Majority, long, ttl, st.Hold)
-	// Only the candidate asks the long TTL from now on: a long lease of
-	// another, granted a long TTL after the entry's first grant, would hold
-	// the key right up to the entry's end and keep the candidate out of its
-	// window; short leases are over before it opens.
+	// Nobody asks the long TTL again until the candidate's window: a long
+	// lease granted a long TTL after the entry's first grant would hold the
+	// key right up to the entry's end and keep the candidate out of its
+	// window; the long leases granted before the entries were seen end long
+	// before it opens, short ones too.
 	for s := range n.slots {
-		if ok && s != st.Slots[0] {
+		if ok {
 			lt.SetLeaseTTL(s, 0)
 		}
 	}
@@ -76,6 +77,7 @@ func (n *Nemesis) restartLong(ctx, heal context.Context, st generator.Step) (err
 		for s := range n.slots {
 			n.env.SetRefused(s, outside, true)
 		}
+		lt.SetLeaseTTL(st.Slots[0], long) // the candidate's hold outlives the entries
 		n.env.Gate(st.Slots[0])
 	}
 	slot, ended := 0, (<-chan struct{})(nil)
