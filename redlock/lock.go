@@ -335,14 +335,17 @@ func (a *attempt) run() (*Lease, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The one clock reading after the rounds: the validity left is judged
+	// and logged from it (the suite's acquire-pause nemesis stops here).
 	validUntil := c.deadline(a.start, a.ttl)
-	if now := c.cfg.clock.Now(); !now.Before(validUntil) {
+	now := c.cfg.clock.Now()
+	if !now.Before(validUntil) {
 		return nil, a.failed(ErrNotAcquired, fmt.Errorf("no validity left: the attempt took %v of a %v TTL", now.Sub(a.start), a.ttl))
 	}
 	if c.observing() {
 		a.report.granted, a.report.masters = a.r.count(yes), a.r.results(a.errs.list())
 	}
-	c.cfg.logger.Debug("redlock: acquired", "key", a.key, "token", uint64(token), "validity", validUntil.Sub(c.cfg.clock.Now()))
+	c.cfg.logger.Debug("redlock: acquired", "key", a.key, "token", uint64(token), "validity", validUntil.Sub(now))
 	return c.newLease(a.key, a.value, a.ttl, token, validUntil, a.r.calls, a.lc), nil
 }
 
