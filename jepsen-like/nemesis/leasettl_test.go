@@ -3,6 +3,7 @@ package nemesis
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,15 +14,59 @@ import (
 // SetLeaseTTL records the long lease's TTL asked of slot s.
 func (f *fake) SetLeaseTTL(s int, ttl time.Duration) { f.log("lease ttl c%d %v", s, ttl) }
 
-// LambdaEntry answers as if one grant of ttl, at the first call, wrote the
-// entry (now + 2 ttl) on every master.
+// LambdaEntry answers as if one grant of ttl, at the first call for that
+// TTL, wrote the entry (now + 2 ttl) on every master; for apartTTL, master
+// 0's entry is a TTL later.
 func (f *fake) LambdaEntry(_ context.Context, i int, ttl time.Duration) (time.Time, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if ttl == f.apartTTL {
+		if i == 0 {
+			return f.apartEntry.Add(ttl), true
+		}
+		if f.apartEntry.IsZero() {
+			f.apartEntry = time.Now().Add(2 * ttl)
+		}
+		return f.apartEntry, true
+	}
 	if f.entry.IsZero() {
 		f.entry = time.Now().Add(2 * ttl)
 	}
 	return f.entry, true
+}
+
+// When the majority's entries of the long TTL stay apart (a master of it
+// recorded its entry a TTL late), restart-long asks a TTL a millisecond
+// longer, whose entries start afresh, and completes its steps on it.
+// Without the retry the step skips (no hold) and the test fails.
+func TestRestartLongRetriesEntriesApart(t *testing.T) {
+	const ttl = 20 * time.Millisecond
+	long := generator.LongLeaseTTLs * ttl
+	sched := generator.Schedule{Steps: []generator.Step{{Fault: generator.RestartLong, Majority: []int{0, 1, 2},
+		Masters: []int{1}, Slots: []int{2}, Delay: long, Hold: 5 * ttl, Settle: ttl}}}
+	f := newFake(5)
+	f.apartTTL = long
+	rec := history.NewRecorder()
+	n := New(f, rec, 3, nil)
+	if err := n.Run(context.Background(), sched); err != nil {
+		t.Fatal(err)
+	}
+	f.healed(t)
+	if n.Counts()[generator.RestartLong] != 1 {
+		t.Fatalf("counts %v: the episode did not complete on its second TTL", n.Counts())
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if i := slices.Index(f.calls, "lease ttl c2 "+(long+time.Millisecond).String()); i < 0 {
+		t.Fatalf("the candidate never asked %v: %v", long+time.Millisecond, f.calls)
+	}
+	retried := false
+	for _, e := range rec.Events() {
+		retried = retried || e.F == history.Nemesis && strings.Contains(e.Value, "retried")
+	}
+	if !retried {
+		t.Error("no retry event in the history")
+	}
 }
 
 // restart-long asks the long TTL of every slot, confines and gates the

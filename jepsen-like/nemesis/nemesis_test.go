@@ -37,7 +37,11 @@ type fake struct {
 	// atUnbench are the cut links when AwaitUnbench was called.
 	atUnbench map[string]bool
 	entry     time.Time // the lambda entry LambdaEntry reports
-	killedAt  time.Time // the last Kill
+	// apartTTL is a TTL whose entry master 0 records a TTL later than the
+	// others (it was not granting at the first grant): never aligned.
+	apartTTL   time.Duration
+	apartEntry time.Time
+	killedAt   time.Time // the last Kill
 }
 
 type fakeMaster struct {

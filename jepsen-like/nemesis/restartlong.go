@@ -21,6 +21,10 @@ type LeaseTTLs interface {
 	LambdaEntry(ctx context.Context, i int, ttl time.Duration) (end time.Time, ok bool)
 }
 
+// RestartLongTries is how many long TTL values restart-long tries before it
+// skips: each waits up to the step's Hold for the majority's entries.
+const RestartLongTries = 3
+
 // restartLong is the restart-long episode, aimed at rule Q's lambda set (a
 // master that lost its data sits out until every lease it may have granted
 // has ended, judged per TTL from the set's entry: until when leases of
@@ -55,12 +59,24 @@ func (n *Nemesis) restartLong(ctx, heal context.Context, st generator.Step) (err
 			outside = append(outside, j)
 		}
 	}
-	for s := range n.slots {
-		lt.SetLeaseTTL(s, long)
-	}
 	// Unconfined, so that a master restarted by an earlier fault can be
-	// certified meanwhile (from sources outside the majority).
-	first, entryEnd, ok := awaitLambdaEntry(ctx, lt, st.Majority, long, ttl, st.Hold)
+	// certified meanwhile (from sources outside the majority). A master of
+	// the majority that was not granting at the long TTL's first grant (in
+	// quarantine after an earlier fault) records its entry later, and the
+	// entries only grow: they would stay apart. Then the episode asks a TTL
+	// a millisecond longer, whose entries start afresh (one per TTL value).
+	var first, entryEnd time.Time
+	ok = false
+	for try := 0; try < RestartLongTries && !ok && ctx.Err() == nil; try++ {
+		if try > 0 {
+			n.rec.Nemesis(m.Name(), st.Fault+" retried: the majority's entries of "+long.String()+" are not aligned")
+			long += time.Millisecond
+		}
+		for s := range n.slots {
+			lt.SetLeaseTTL(s, long)
+		}
+		first, entryEnd, ok = awaitLambdaEntry(ctx, lt, st.Majority, long, ttl, st.Hold)
+	}
 	// Nobody asks the long TTL again until the candidate's window: a long
 	// lease granted a long TTL after the entry's first grant would hold the
 	// key right up to the entry's end and keep the candidate out of its

@@ -1,11 +1,13 @@
 package suite
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/quorumlock/quorumlock/jepsen-like/generator"
 	"github.com/quorumlock/quorumlock/jepsen-like/history"
+	"github.com/quorumlock/quorumlock/jepsen-like/nemesis"
 )
 
 // restart-long on real servers, set workload: the episode completes its
@@ -24,14 +26,22 @@ import (
 func TestRestartLongCompletesItsSteps(t *testing.T) {
 	res := runFaultValid(t, generator.RestartLong, 4*time.Second)
 	ttl := res.TTLNS
-	long := generator.LongLeaseTTLs * ttl
 	ev := res.Events
 	var restart int64 = -1
+	var long time.Duration // the TTL the episode used: its start event's key says "m2 +5s"
 	for _, e := range ev {
 		if e.F == history.Nemesis && e.Value == generator.RestartLong+" start" {
 			restart = e.TimeNS
+			_, l, _ := strings.Cut(e.Key, " +")
+			var err error
+			if long, err = time.ParseDuration(l); err != nil {
+				t.Fatalf("restart-long's start event %q names no TTL: %v", e.Key, err)
+			}
 			break
 		}
+	}
+	if base := generator.LongLeaseTTLs * ttl; long < base || long > base+nemesis.RestartLongTries*time.Millisecond {
+		t.Fatalf("the episode's long TTL %v; want %v plus a millisecond per retry", long, base)
 	}
 	// the long TTL's grants: invoke and ok of each
 	type grant struct {
