@@ -44,12 +44,16 @@ var (
 	// ErrMisconfigured means so many masters refuse the library's commands
 	// for a reason waiting does not change that no majority is possible
 	// until an operator acts: an ACL without a command, key pattern or
-	// channel the library needs (NOPERM), wrong credentials (NOAUTH,
+	// channel the library needs (NOPERM, or inside a script Redis 7.0's "ERR
+	// The user executing the script can't ..."), wrong credentials (NOAUTH,
 	// WRONGPASS), a value of another type at the lock's key or its fencing
 	// counter (WRONGTYPE), a command renamed away (unknown command), or one
 	// server given twice (ErrDuplicate). An *Error of TryLock or Lock
 	// matches it then (besides ErrNoQuorum and the per-master errors); Lock
-	// and LockAll return it at once instead of waiting for ctx to end.
+	// and LockAll return it at once instead of waiting for ctx to end. The
+	// semaphores of package redlock/semaphore return errors matching it in
+	// the same cases (for one master, when it refuses), and their Acquire
+	// stops at once too.
 	ErrMisconfigured = errors.New("redlock: masters refuse the library's commands (configuration)")
 
 	// Per-master states. Each MasterError wraps exactly one of these, so
@@ -169,6 +173,12 @@ type Error struct {
 	Of       int   // masters in the cluster
 	Cause    error // the context's error, if it ended; for a lease that had already ended, why; else nil
 	Masters  []error
+
+	// misconf is misconfigured(), counted once by settle when the library
+	// builds the Error (settled): errors.Is and Lock's retry decision do
+	// not count the masters again. An Error built elsewhere is counted
+	// each time.
+	misconf, settled bool
 }
 
 func (e *Error) Error() string {
@@ -199,7 +209,7 @@ func (e *Error) Error() string {
 // Unwrap exposes Kind, Cause and the per-master errors to errors.Is/As.
 func (e *Error) Unwrap() []error {
 	out := []error{e.Kind}
-	if e.misconfigured() {
+	if e.refusedForGood() {
 		out = append(out, ErrMisconfigured)
 	}
 	if e.Cause != nil {

@@ -324,8 +324,8 @@ func (c *Client) duplicated() error {
 		j, id := m.health.dup, m.health.runID
 		m.mu.Unlock()
 		if j >= 0 {
-			return &Error{Op: "lock", Kind: ErrNoQuorum, Quorum: c.quorum, Of: len(c.masters),
-				Masters: []error{duplicateError(min(i, j), max(i, j), c.masters, id)}}
+			return (&Error{Op: "lock", Kind: ErrNoQuorum, Quorum: c.quorum, Of: len(c.masters),
+				Masters: []error{duplicateError(min(i, j), max(i, j), c.masters, id)}}).settle()
 		}
 	}
 	return nil

@@ -89,3 +89,43 @@ func TestLockStopsOnNoPerm(t *testing.T) {
 	wantMisconfigured(t, "Lock", lease, err, "NOPERM")
 	noKeyLeft(t, r, "noperm")
 }
+
+// An ACL user that may run the scripts but not a command inside them
+// (here ZADD, the TTL entry of a grant): Redis 7.0 answers "ERR The user
+// executing the script can't run this command", not NOPERM. It is as final:
+// on two of three masters Lock gives up at once; on one it locks.
+func TestLockStopsOnScriptACLDenial(t *testing.T) {
+	r := newRig(t, 3)
+	users := func(name string, refusing int) []redis.UniversalClient {
+		out := make([]redis.UniversalClient, 3)
+		for i, s := range r.Servers {
+			args := []any{"ACL", "SETUSER", name, "reset", "on", ">pw", "~*", "&*", "+@all"}
+			if i < refusing {
+				args = append(args, "-zadd")
+			}
+			r.admin(t, i, args...)
+			out[i] = s.Client(t, func(o *redis.Options) { o.Username, o.Password = name, "pw" })
+		}
+		return out
+	}
+	c, err := New(users("nozadd", 2), WithoutQuarantine())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	lease, err := lockBounded(t, c, "denied")
+	wantMisconfigured(t, "Lock", lease, err, "can't run this command")
+
+	c1, err := New(users("nozadd1", 1), WithoutQuarantine())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c1.Close()
+	lease, err = lockBounded(t, c1, "denied1")
+	if err != nil {
+		t.Fatalf("one master denying ZADD to the script: %v", err)
+	}
+	if err := lease.Release(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}

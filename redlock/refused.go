@@ -2,38 +2,20 @@ package redlock
 
 import (
 	"errors"
-	"strings"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/quorumlock/quorumlock/internal/refusal"
 )
 
-// refusedForGoodReplies are the error replies that waiting does not change:
-// the masters' configuration, or a foreign value at one of the lock's keys,
-// refuses the library's commands until an operator acts.
-var refusedForGoodReplies = []string{
-	"NOPERM",              // the ACL lacks a command, key pattern or channel
-	"NOAUTH", "WRONGPASS", // credentials
-	"WRONGTYPE",           // another type at the lock's key or its counter
-	"ERR unknown command", // a command renamed or disabled
-}
-
 // refusedForGood reports whether one master's part of a failed operation is
-// a refusal that waiting does not change: one of refusedForGoodReplies, or
-// the same server given twice (ErrDuplicate).
+// a refusal that waiting does not change: an error reply that
+// refusal.ForGood names (NOPERM, NOAUTH, WRONGPASS, WRONGTYPE, an unknown
+// command, a script's ACL denial), or the same server given twice
+// (ErrDuplicate).
 func refusedForGood(err error) bool {
 	if errors.Is(err, ErrDuplicate) {
 		return true
 	}
-	var re redis.Error
-	if !errors.Is(err, ErrReplyError) || !errors.As(err, &re) {
-		return false
-	}
-	for _, p := range refusedForGoodReplies {
-		if strings.HasPrefix(re.Error(), p) {
-			return true
-		}
-	}
-	return false
+	return errors.Is(err, ErrReplyError) && refusal.ForGood(err)
 }
 
 // misconfigured reports whether so many masters refused for good that no
@@ -51,4 +33,21 @@ func (e *Error) misconfigured() bool {
 		}
 	}
 	return e.Of-refused < e.Quorum
+}
+
+// settle counts misconfigured() once the Error's masters are final; the
+// Error's later changes (Kind, Cause, a line that is no MasterError) do not
+// change the count.
+func (e *Error) settle() *Error {
+	e.misconf, e.settled = e.misconfigured(), true
+	return e
+}
+
+// refusedForGood is misconfigured(), counted once for an Error the library
+// built (settle).
+func (e *Error) refusedForGood() bool {
+	if e.settled {
+		return e.misconf
+	}
+	return e.misconfigured()
 }

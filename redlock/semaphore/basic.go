@@ -3,7 +3,9 @@ package semaphore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -38,13 +40,13 @@ func (b *basic) acquire(ctx context.Context, id string) (fencing.Token, error) {
 	now := score(b.s.cfg.now())
 	var rank *redis.IntCmd
 	var limit *redis.Cmd
-	_, err := b.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	err := txErr(b.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.ZRemRangeByScore(ctx, b.k.holders, "-inf", fmtScore(now-float64(b.s.timeoutMs())))
 		limit = p.Eval(ctx, limitSrc, []string{b.k.holders, b.k.limit}, b.s.limitArg())
 		p.ZAdd(ctx, b.k.holders, redis.Z{Score: now, Member: id})
 		rank = p.ZRank(ctx, b.k.holders, id)
 		return nil
-	})
+	}))
 	if err != nil {
 		// The add may have run: take it back.
 		return 0, errors.Join(err, b.remove(ctx, id))
@@ -59,6 +61,22 @@ func (b *basic) acquire(ctx context.Context, id string) (fencing.Token, error) {
 		return 0, errors.Join(busy("%d permits held", b.s.limit), err)
 	}
 	return 0, busy("%d permits held", b.s.limit)
+}
+
+// txErr is the error of a MULTI/EXEC: when EXEC answered EXECABORT (a
+// command was refused while queued: NOPERM, an unknown command), the
+// refused command's reply first, which says why (and whether waiting
+// changes it: see Acquire), then the EXECABORT.
+func txErr(cmds []redis.Cmder, err error) error {
+	if err == nil || !strings.HasPrefix(err.Error(), "EXECABORT") {
+		return err
+	}
+	for _, c := range cmds {
+		if cerr := c.Err(); cerr != nil && !strings.HasPrefix(cerr.Error(), "EXECABORT") {
+			return fmt.Errorf("%s: %w (%w)", c.Name(), cerr, err)
+		}
+	}
+	return err
 }
 
 // remove takes id out of the ZSET, even when ctx has ended: a left-over

@@ -34,13 +34,13 @@ func (f *fair) acquire(ctx context.Context, id string) (fencing.Token, error) {
 	now := score(f.s.cfg.now())
 	var ctr *redis.IntCmd
 	var limit *redis.Cmd
-	_, err := f.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	err := txErr(f.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.ZRemRangeByScore(ctx, f.k.holders, "-inf", fmtScore(now-float64(f.s.timeoutMs())))
 		limit = p.Eval(ctx, limitSrc, []string{f.k.holders, f.k.limit}, f.s.limitArg())
 		p.ZInterStore(ctx, f.k.owner, &redis.ZStore{Keys: []string{f.k.owner, f.k.holders}, Weights: []float64{1, 0}})
 		ctr = p.Incr(ctx, f.k.counter)
 		return nil
-	})
+	}))
 	if err != nil {
 		return 0, err
 	}
@@ -49,12 +49,12 @@ func (f *fair) acquire(ctx context.Context, id string) (fencing.Token, error) {
 	}
 	f.s.hook()
 	var rank *redis.IntCmd
-	_, err = f.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	err = txErr(f.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.ZAdd(ctx, f.k.holders, redis.Z{Score: now, Member: id})
 		p.ZAdd(ctx, f.k.owner, redis.Z{Score: float64(ctr.Val()), Member: id})
 		rank = p.ZRank(ctx, f.k.owner, id)
 		return nil
-	})
+	}))
 	if err != nil {
 		// The adds may have run: take them back so that they do not hold a
 		// place until they time out.

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	layout "github.com/quorumlock/quorumlock/internal/keys"
+	"github.com/quorumlock/quorumlock/internal/refusal"
 
 	"github.com/redis/go-redis/v9"
 
@@ -68,6 +69,7 @@ type surveyed struct {
 	free     []int          // per slot, on how many masters it is free
 	limits   map[string]int // per limit recorded, on how many masters
 	answered int
+	refused  int // masters that refused for good (refusal.ForGood)
 	errs     error
 }
 
@@ -203,6 +205,9 @@ func (sl *slots) surveyOnce() (res surveyed) {
 		case rep := <-replies:
 			delete(pending, rep.master)
 			if rep.err != nil {
+				if refusal.ForGood(rep.err) {
+					res.refused++
+				}
 				res.errs = errors.Join(res.errs, fmt.Errorf("master %d: %w", rep.master, rep.err))
 				continue
 			}
@@ -250,10 +255,16 @@ func parseSurvey(v []any) (limit string, free []int64, err error) {
 // check says whether a survey may be acted on: a majority answered, and a
 // majority records the caller's limit. A limit once recorded on a master is
 // never changed there, and any two majorities share a master, so clients
-// with different limits are never both let through.
+// with different limits are never both let through. When so many masters
+// refused for good that no majority is possible, the error matches
+// redlock.ErrMisconfigured as well as redlock.ErrNoQuorum.
 func (sl *slots) check(op string, res surveyed) error {
 	s := sl.s
 	if res.answered < sl.quorum {
+		if len(sl.rdbs)-res.refused < sl.quorum {
+			return fmt.Errorf("semaphore %q: %s: %w: %w (%d of %d needed; %d refuse for good): %w", s.name, op, redlock.ErrMisconfigured,
+				redlock.ErrNoQuorum, res.answered, sl.quorum, res.refused, res.errs)
+		}
 		return fmt.Errorf("semaphore %q: %s: %w (%d of %d needed): %w", s.name, op, redlock.ErrNoQuorum, res.answered, sl.quorum, res.errs)
 	}
 	if res.limits[s.limitArg()] >= sl.quorum {
@@ -304,7 +315,7 @@ func (sl *slots) tryAcquire(ctx context.Context) (*Permit, error) {
 		sl.unclaim(slot, claim)
 		switch {
 		case ctx.Err() != nil, errors.Is(err, redlock.ErrNoQuorum), errors.Is(err, redlock.ErrTokensExhausted),
-			!errors.Is(err, redlock.ErrNotAcquired):
+			errors.Is(err, redlock.ErrMisconfigured), !errors.Is(err, redlock.ErrNotAcquired):
 			return nil, s.slotErr("acquire", slot, false, err)
 		}
 		return nil, fmt.Errorf("semaphore %q: %w: %w", s.name, contended("slot %d, free when surveyed, was taken by a concurrent acquirer", slot), err)

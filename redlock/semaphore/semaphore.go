@@ -12,6 +12,8 @@ import (
 	"github.com/quorumlock/quorumlock/fencing"
 	"github.com/quorumlock/quorumlock/internal/background"
 	"github.com/quorumlock/quorumlock/internal/quorum"
+	"github.com/quorumlock/quorumlock/internal/refusal"
+	"github.com/quorumlock/quorumlock/redlock"
 )
 
 // Semaphore admits up to limit holders of a name at once. It is safe for
@@ -146,10 +148,13 @@ func (s *Semaphore) Variant() Variant { return s.cfg.variant }
 //
 // Errors: ErrBusy; ErrInvalidArgument when the semaphore's holders use
 // another limit (see New); redlock.ErrTokensExhausted when the one-master
-// Atomic counter reached fencing.MaxToken; ErrClosed after Close; ctx's
-// error when ctx ended; on several masters, an error matching
-// redlock.ErrNoQuorum when fewer than a majority answered; otherwise the
-// master's error.
+// Atomic counter reached fencing.MaxToken; redlock.ErrMisconfigured when the
+// master, or on several masters so many that no majority is possible,
+// refuses the commands for a reason waiting does not change (NOPERM,
+// NOAUTH, WRONGPASS, WRONGTYPE, an unknown command: see Acquire); ErrClosed
+// after Close; ctx's error when ctx ended; on several masters, an error
+// matching redlock.ErrNoQuorum when fewer than a majority answered;
+// otherwise the master's error.
 func (s *Semaphore) TryAcquire(ctx context.Context) (*Permit, error) {
 	if s.closed() {
 		return nil, ErrClosed
@@ -168,6 +173,10 @@ func (s *Semaphore) TryAcquire(ctx context.Context) (*Permit, error) {
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 			err = fmt.Errorf("%w: %w", cerr, err)
+		}
+		if !errors.Is(err, redlock.ErrMisconfigured) && refusal.ForGood(err) {
+			// The one master is the majority: it refuses for good.
+			err = fmt.Errorf("%w: %w", redlock.ErrMisconfigured, err)
 		}
 		return nil, fmt.Errorf("semaphore %q: %w", s.name, err)
 	}

@@ -38,6 +38,8 @@ func (e *slotError) Error() string {
 	switch {
 	case e.lost:
 		b.WriteString("permit lost")
+	case errors.Is(re, redlock.ErrMisconfigured):
+		b.WriteString("masters refuse the commands (configuration)")
 	case errors.Is(re.Kind, redlock.ErrNotAcquired):
 		b.WriteString("place taken")
 	default:

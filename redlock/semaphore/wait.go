@@ -25,8 +25,16 @@ import (
 // without a release and notifications that are lost. Waiters of different
 // Semaphores (processes) are not served in order.
 //
-// Errors: ErrInvalidArgument, ErrClosed; when ctx ends, an error matching
-// ctx's error and the last attempt's (usually ErrBusy).
+// Errors: ErrInvalidArgument, ErrClosed; at once, an error matching
+// redlock.ErrMisconfigured when the master (on several masters, so many
+// that no majority is possible) refuses the semaphore's commands for a
+// reason waiting does not change: an ACL without a command, key pattern or
+// channel it needs (NOPERM), wrong credentials (NOAUTH, WRONGPASS), a value
+// of another type at one of its keys (WRONGTYPE), a command renamed away;
+// redlock.ErrTokensExhausted at once; when ctx ends, an error matching
+// ctx's error and the last attempt's (usually ErrBusy). Everything else
+// (a full semaphore, too few masters answering, a busy or out-of-memory
+// master) is tried again.
 func (s *Semaphore) Acquire(ctx context.Context) (*Permit, error) {
 	woken, leave := s.waiter.join() // before the first attempt: a release during it is not missed
 	defer leave()
@@ -104,13 +112,16 @@ func (s *Semaphore) leaveGate() {
 	}
 }
 
-// retryable reports whether Acquire tries again after err.
+// retryable reports whether Acquire tries again after err: not after ctx's
+// end, Close, a bad argument, exhausted tokens, or masters that refuse the
+// commands for good (redlock.ErrMisconfigured).
 func retryable(ctx context.Context, err error) bool {
 	switch {
 	case ctx.Err() != nil,
 		errors.Is(err, ErrClosed),
 		errors.Is(err, ErrInvalidArgument),
-		errors.Is(err, redlock.ErrTokensExhausted):
+		errors.Is(err, redlock.ErrTokensExhausted),
+		errors.Is(err, redlock.ErrMisconfigured):
 		return false
 	}
 	return true
