@@ -25,20 +25,20 @@ func TestReleaseSendsTheNextHeadsAcquireBehindItsDelete(t *testing.T) {
 	events := make(chan Event, 16)
 	// A long backoff: the head retries only when woken or handed off.
 	slow := func() backoff.BackOff { return backoff.NewConstantBackOff(time.Minute) }
-	c := r.client(t, WithMasterTimeout(10*time.Second), WithRetry(slow), WithObserver(ObserverFunc(func(_ context.Context, e Event) {
+	c := r.client(t, WithMasterTimeout(30*time.Second), WithRetry(slow), WithObserver(ObserverFunc(func(_ context.Context, e Event) {
 		if e.Op == OpAcquire && e.Key == key {
 			events <- e
 		}
 	})))
 	ctx := context.Background()
-	warm, err := c.Lock(ctx, "warm", 30*time.Second)
+	warm, err := c.Lock(ctx, "warm", time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := warm.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	first, err := c.Lock(ctx, key, 30*time.Second)
+	first, err := c.Lock(ctx, key, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestReleaseSendsTheNextHeadsAcquireBehindItsDelete(t *testing.T) {
 	}
 	next := make(chan result, 1)
 	go func() {
-		l, err := c.Lock(ctx, key, 30*time.Second)
+		l, err := c.Lock(ctx, key, time.Minute)
 		next <- result{l, err}
 	}()
 	// Its first attempt was refused by every master (and answered by all),
@@ -81,11 +81,13 @@ func TestReleaseSendsTheNextHeadsAcquireBehindItsDelete(t *testing.T) {
 	for i, s := range r.Servers {
 		mons[i] = monitor(t, s.Addr)
 	}
+	// The per-master timeout (30 s) outlasts the wait below: no round
+	// expires, and no cleanup takes a slot, while the masters are paused.
 	all := []int{0, 1, 2, 3, 4}
 	pause(t, r, all...)
 	released := make(chan error, 1)
 	go func() { released <- first.Release(ctx) }()
-	eventually(t, 10*time.Second, "the head's acquire in flight beside the unanswered delete on every master", func() bool {
+	eventually(t, 5*time.Second, "the head's acquire in flight beside the unanswered delete on every master", func() bool {
 		for _, m := range c.masters {
 			if len(m.slots) < 2 {
 				return false
