@@ -11,10 +11,12 @@ import (
 // sequential rounds: the release's delete, then the next head's acquire,
 // which goes out only once the release's PUBLISH woke it. When the head of
 // the key's line waits for a lease of its own Client (and the masters saw no
-// other client waiting), the release gives it its deletes before sending
-// them, and the head sends each master's delete and its acquire as one
-// pipeline, the delete first: the acquire runs right behind the delete
-// instead of a round trip later (docs/performance.md).
+// other client waiting), it parks here, during its refused attempt as well
+// as after it (a short hold ends before that attempt's answers). The
+// release gives it its deletes before sending them, and the head's next
+// attempt sends each master's delete and its acquire as one pipeline, the
+// delete first: the acquire runs right behind the delete instead of a round
+// trip later (docs/performance.md).
 //
 // Safety does not rest on the order: the acquire is an ordinary attempt,
 // counted by the same rules, that a master still holding the key refuses
