@@ -32,6 +32,26 @@ type queued struct {
 	// to is given, once, from a worker, the answer (or the error that kept
 	// the call from being sent).
 	to answerer
+	// then is a call to send right behind this one, in the same pipeline
+	// (the next head's acquire behind a release: handoff.go), or nil.
+	then *queued
+}
+
+// answerErr answers q and the calls chained behind it with err: never sent.
+func answerErr(q *queued, err error) {
+	for ; q != nil; q = q.then {
+		cmd := redis.NewCmd(context.Background())
+		cmd.SetErr(err)
+		q.to.answer(cmd, unseen)
+	}
+}
+
+// appendChain appends q and the calls chained behind it, in order.
+func appendChain(batch []*queued, q *queued) []*queued {
+	for ; q != nil; q = q.then {
+		batch = append(batch, q)
+	}
+	return batch
 }
 
 // answerer takes a queued call's answer, with what the master said of
@@ -93,8 +113,9 @@ func (b *batcher) start() {
 	}
 }
 
-// submit queues q for the next free worker. It returns false, without
-// answering q, when the client is closed or the queue is full.
+// submit queues q, and the calls chained behind it, for the next free
+// worker, which sends them in one pipeline, in order. It returns false,
+// without answering them, when the client is closed or the queue is full.
 func (b *batcher) submit(q *queued) bool {
 	if b.c.closed() {
 		return false
@@ -115,12 +136,12 @@ func (b *batcher) work() {
 			b.drain()
 			return
 		case q := <-b.queue:
-			batch = append(batch[:0], q)
+			batch = appendChain(batch[:0], q)
 		fill:
 			for len(batch) < maxBatch {
 				select {
 				case q := <-b.queue:
-					batch = append(batch, q)
+					batch = appendChain(batch, q)
 				default:
 					break fill
 				}
@@ -232,9 +253,7 @@ func (b *batcher) drain() {
 	for {
 		select {
 		case q := <-b.queue:
-			cmd := redis.NewCmd(context.Background())
-			cmd.SetErr(ErrClosed)
-			q.to.answer(cmd, unseen)
+			answerErr(q, ErrClosed)
 		default:
 			return
 		}

@@ -36,6 +36,7 @@ type Client struct {
 	released *releasedValues
 	queues   *fifoQueues
 	holders  *localHolders
+	handoffs *handoffs
 	notifier *notifier
 
 	bg    *background.Group // every goroutine the Client or its leases start
@@ -102,6 +103,7 @@ func New(masters []redis.UniversalClient, opts ...Option) (*Client, error) {
 		released: newReleasedValues(),
 		queues:   newFIFOQueues(),
 		holders:  newLocalHolders(),
+		handoffs: newHandoffs(),
 		bg:       background.New(),
 	}
 	c.bgCtx, c.stop = context.WithCancel(context.Background())

@@ -29,7 +29,7 @@ func TestRefusalCountsWaitingClients(t *testing.T) {
 	c := r.client(t)
 	refused := func() attemptReport {
 		t.Helper()
-		_, info, err := c.attempt(ctx, "k", 10*time.Second, lockConfig{}, false)
+		_, info, err := c.attempt(ctx, "k", 10*time.Second, lockConfig{}, false, nil)
 		if !errors.Is(err, ErrNotAcquired) {
 			t.Fatalf("attempt on a held key: %v; want ErrNotAcquired", err)
 		}
@@ -162,7 +162,7 @@ func TestRefusalWithoutNumsubPermissionAssumesAHerd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	_, info, err := c.attempt(ctx, "k", 10*time.Second, lockConfig{}, false)
+	_, info, err := c.attempt(ctx, "k", 10*time.Second, lockConfig{}, false, nil)
 	if !errors.Is(err, ErrNotAcquired) || errors.Is(err, ErrNoQuorum) {
 		t.Fatalf("refused without +pubsub|numsub: %v; want a plain refusal (ErrNotAcquired, not ErrNoQuorum)", err)
 	}

@@ -381,6 +381,6 @@ func (l *Lease) lose(cause error) {
 	l.c.spawn(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), l.c.masterTimeout(l.TTL()))
 		defer cancel()
-		_, _, _ = l.c.releaseAll(ctx, l.key, l.value, l.TTL(), l.acq)
+		_, _, _ = l.c.releaseAll(ctx, l.key, l.value, l.TTL(), l.acq, false)
 	})
 }

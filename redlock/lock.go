@@ -45,7 +45,7 @@ func (c *Client) TryLock(ctx context.Context, key string, ttl time.Duration, opt
 		return nil, err
 	}
 	start := c.cfg.clock.Now()
-	l, report, err := c.attempt(ctx, key, ttl, lc, false)
+	l, report, err := c.attempt(ctx, key, ttl, lc, false, nil)
 	c.observeAcquire(ctx, key, start, 1, report, l, err)
 	return l, err
 }
@@ -114,7 +114,7 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration, opts .
 		if head, ok := c.queues.headIfIdle(key); ok {
 			attempts++
 			began := c.cfg.clock.Now()
-			lease, report, err = c.attempt(ctx, key, ttl, lc, true)
+			lease, report, err = c.attempt(ctx, key, ttl, lc, true, nil)
 			if err == nil || !worthWaiting(err) {
 				head()
 				return lease, err
@@ -142,6 +142,11 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration, opts .
 
 	b := c.cfg.newBackOff()
 	b.Reset()
+	// rl is a release's deletes handed to this head (handoff.go): the next
+	// attempt sends them in front of its acquire. Whoever returns first
+	// sends what nobody took.
+	var rl *relay
+	defer func() { rl.flush(c) }()
 	for {
 		woken := wake() // taken before the attempt: a release during it is not missed
 		heldHere := c.holders.holds(key)
@@ -152,7 +157,16 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration, opts .
 			// while a lease of this Client holds it, the release will wake the
 			// line (and a refusal by masters its delete has not reached yet is
 			// no split).
-			lease, report, err = c.attempt(ctx, key, ttl, lc, !heldHere)
+			// While a lease of this Client holds the key, the head is ready
+			// for a hand-off during its attempt too: a release that comes
+			// meanwhile gives it its deletes, which go out with the next
+			// attempt, right after this one's refusal.
+			var p *parked
+			if heldHere && report.waiting <= 1 {
+				p = c.handoffs.park(key)
+			}
+			lease, report, err = c.attempt(ctx, key, ttl, lc, !heldHere, rl)
+			rl = c.handoffs.leave(key, p) // sent by the deferred flush on return
 			if err == nil {
 				return lease, nil
 			}
@@ -163,6 +177,14 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration, opts .
 			heldHere = heldHere || c.holders.holds(key)
 			if !worthWaiting(err) {
 				return nil, err
+			}
+			if rl != nil {
+				if report.waiting <= 1 {
+					b.Reset()
+					continue // the release's deletes and this head's acquire, at once
+				}
+				rl.flush(c) // other clients wait: no head start for this one
+				rl = nil
 			}
 		}
 		waitFirst = false
@@ -176,17 +198,35 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration, opts .
 		if heldHere {
 			split = nil
 		}
+		// While a lease of this Client holds the key and no other client
+		// waits, the head parks for a hand-off: the release then sends its
+		// deletes through the head's next attempt, in front of its acquire.
+		var p *parked
+		var given <-chan struct{}
+		if heldHere && report.waiting <= 1 {
+			if p = c.handoffs.park(key); p != nil {
+				given = p.given
+			}
+		}
 		t := c.cfg.clock.NewTimer(d)
 		select {
 		case <-ctx.Done():
 			t.Stop()
+			rl = c.handoffs.leave(key, p)
 			e.Cause = ctxErr(ctx)
 			return nil, e
 		case <-c.closing():
 			t.Stop()
+			rl = c.handoffs.leave(key, p)
 			return nil, ErrClosed
+		case <-given:
+			t.Stop()
+			rl = c.handoffs.leave(key, p)
+			splits = 0
+			continue
 		case <-woken:
 			t.Stop()
+			rl = c.handoffs.leave(key, p)
 			splits = 0
 			// Every waiting client wakes on the same release. Attempts that
 			// start together split the vote and all fail; a random delay of
@@ -204,6 +244,7 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration, opts .
 			}
 		case <-split:
 			t.Stop()
+			rl = c.handoffs.leave(key, p)
 			// A split vote: a master granted this attempt (now or in a late
 			// answer) while others were taken, perhaps by a contender whose
 			// attempt failed too. Then nobody holds the key and no release
@@ -217,6 +258,7 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration, opts .
 				return nil, c.waitEnded(ctx, e)
 			}
 		case <-t.C():
+			rl = c.handoffs.leave(key, p)
 			splits = 0
 		}
 	}
@@ -284,6 +326,10 @@ type attempt struct {
 	// watchSplit asks a failed attempt to close report.split once a master
 	// is known to have granted it (Lock's split-vote rule).
 	watchSplit bool
+	// relay is a release's deletes handed to this attempt (handoff.go):
+	// round 1 sends each in front of its acquire to the same master; run
+	// sends them alone when it ends before round 1.
+	relay *relay
 }
 
 // attemptReport is what an attempt tells its caller beside the lease or the
@@ -302,8 +348,9 @@ type attemptReport struct {
 }
 
 // attempt makes one attempt for key (TryLock's, and each of Lock's).
-func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, lc lockConfig, watchSplit bool) (*Lease, attemptReport, error) {
-	a := &attempt{c: c, ctx: ctx, key: key, ttl: ttl, lc: lc, watchSplit: watchSplit, errs: newMasterErrs(len(c.masters))}
+func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration, lc lockConfig, watchSplit bool, rl *relay) (*Lease, attemptReport, error) {
+	a := &attempt{c: c, ctx: ctx, key: key, ttl: ttl, lc: lc, watchSplit: watchSplit, relay: rl, errs: newMasterErrs(len(c.masters))}
+	defer rl.flush(c) // it ended before round 1
 	l, err := a.run()
 	return l, a.report, err
 }
@@ -365,7 +412,9 @@ func (a *attempt) round1(send []int) error {
 	}
 	a.raised = make([]bool, len(c.masters))
 	a.start = c.cfg.clock.Now()
-	a.r = startRound(a.ctx, c, send, c.masterTimeout(a.ttl), c.sendAcquire(a.key, b, a.value, a.ttl, a.proposal, c.released.value(a.key, a.start)))
+	r, acq := prepareRound(a.ctx, c, send, c.masterTimeout(a.ttl), c.sendAcquire(a.key, b, a.value, a.ttl, a.proposal, c.released.value(a.key, a.start)))
+	a.r = r
+	c.submit(chain(a.relay.take(), acq))
 	runIDs := make(map[string]int, len(c.masters))
 	var dup error
 	d, cause := a.r.collect(a.ctx, a.votes, c.quorum, func(i int, rep reply[grant]) (outcome, error) {

@@ -57,7 +57,7 @@ func (l oneKey) release(ctx context.Context) (err error) {
 		return fmt.Errorf("release %q: %w", l.key, ErrClosed)
 	}
 	lostErr := l.held(l.c.cfg.clock.Now())
-	r, d, cause := l.c.releaseAll(ctx, l.key, l.value, l.TTL(), l.acq)
+	r, d, cause := l.c.releaseAll(ctx, l.key, l.value, l.TTL(), l.acq, true)
 	if lostErr == nil && d == held {
 		if l.c.observing() {
 			granted, masters = r.count(yes), r.results(append(r.errs, r.silence()...))
@@ -92,7 +92,9 @@ func (l oneKey) release(ctx context.Context) (err error) {
 // background. acq are the calls of the attempt that set the keys: where one
 // was never answered, the SET may still sit in a stalled master's socket and
 // run after our delete, so there a "not there" is checked again later.
-func (c *Client) releaseAll(ctx context.Context, key, value string, ttl time.Duration, acq []*call[grant]) (*round[int64], decision, error) {
+// With handOff, the deletes go through the key's parked head, if any, which
+// sends its acquire behind them (handoff.go).
+func (c *Client) releaseAll(ctx context.Context, key, value string, ttl time.Duration, acq []*call[grant], handOff bool) (*round[int64], decision, error) {
 	timeout := c.masterTimeout(ttl)
 	// Whether each master's SET was answered must be read before the
 	// deletes go out: a SET still on its way may run after our delete (on
@@ -102,7 +104,12 @@ func (c *Client) releaseAll(ctx context.Context, key, value string, ttl time.Dur
 	for i := range setSettled {
 		setSettled[i] = i >= len(acq) || acq[i] == nil || grantSource{acq[i]}.fate().settled()
 	}
-	r := startRound(ctx, c, c.allMasters(), timeout, sendRelease(key, value, true))
+	r, dels := prepareRound(ctx, c, c.allMasters(), timeout, sendRelease(key, value, true))
+	if handOff {
+		c.sendRelay(key, dels)
+	} else {
+		c.submit(dels)
+	}
 	d, cause := r.collect(ctx, c.everyoneVotes(), c.quorum, func(i int, rep reply[int64]) (outcome, error) {
 		switch rep.val {
 		case 1:

@@ -65,7 +65,19 @@ func newScriptCall(script *redis.Script, keys []string, args ...any) *scriptCall
 // tells cleanup what happened.
 func startRound[T any](ctx context.Context, c *Client, idx []int, timeout time.Duration,
 	req func(m *master) request[T]) *round[T] {
+	r, batched := prepareRound(ctx, c, idx, timeout, req)
+	c.submit(batched)
+	return r
+}
+
+// prepareRound is startRound without handing the script calls to the
+// batchers: it returns them by master index (nil where nothing is to be
+// queued), for the caller to submit (Client.submit), alone or with a call
+// chained behind each.
+func prepareRound[T any](ctx context.Context, c *Client, idx []int, timeout time.Duration,
+	req func(m *master) request[T]) (*round[T], []*queued) {
 	n := len(c.masters)
+	batched := make([]*queued, n)
 	r := &round[T]{
 		c:       c,
 		calls:   make([]*call[T], n),
@@ -106,16 +118,27 @@ func startRound[T any](ctx context.Context, c *Client, idx []int, timeout time.D
 			continue
 		}
 		cl.parse = rq.parse
-		if !m.batch.submit(&queued{deadline: deadline, call: rq.call, to: cl}) {
+		batched[i] = &queued{deadline: deadline, call: rq.call, to: cl}
+	}
+	return r, batched
+}
+
+// submit hands each master's queued calls (by master index, nil for none)
+// to its batcher; calls that find no room are answered ErrMasterBusy
+// (ErrClosed after Close).
+func (c *Client) submit(batched []*queued) {
+	for i, q := range batched {
+		if q == nil {
+			continue
+		}
+		if !c.masters[i].batch.submit(q) {
 			err := ErrMasterBusy
 			if c.closed() {
 				err = ErrClosed
 			}
-			var zero T
-			cl.settle(zero, err)
+			answerErr(q, err)
 		}
 	}
-	return r
 }
 
 // collect takes answers, classifying each with classify (an outcome, and
