@@ -231,15 +231,6 @@ func eventually(t testing.TB, within time.Duration, what string, cond func() boo
 	}
 }
 
-// awaitGone waits until key is gone from every master: Release returns once
-// a majority deleted it, and the other masters follow in the background.
-func awaitGone(t *testing.T, r *rig, key string) {
-	t.Helper()
-	eventually(t, 5*time.Second, "key "+key+" gone from every master", func() bool {
-		return countNonEmpty(r.values(t, key)) == 0
-	})
-}
-
 func countNonEmpty(vals []string) int {
 	n := 0
 	for _, v := range vals {
