@@ -42,19 +42,9 @@ func (f *fake) LambdaEntry(_ context.Context, i int, ttl time.Duration) (time.Ti
 func TestRestartLongRetriesEntriesApart(t *testing.T) {
 	const ttl = 20 * time.Millisecond
 	long := generator.LongLeaseTTLs * ttl
-	sched := generator.Schedule{Steps: []generator.Step{{Fault: generator.RestartLong, Majority: []int{0, 1, 2},
-		Masters: []int{1}, Slots: []int{2}, Delay: long, Hold: 5 * ttl, Settle: ttl}}}
 	f := newFake(5)
 	f.apartTTL = long
-	rec := history.NewRecorder()
-	n := New(f, rec, 3, nil)
-	if err := n.Run(context.Background(), sched); err != nil {
-		t.Fatal(err)
-	}
-	f.healed(t)
-	if n.Counts()[generator.RestartLong] != 1 {
-		t.Fatalf("counts %v: the episode did not complete on its second TTL", n.Counts())
-	}
+	rec := runRestartLong(t, f, ttl)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if i := slices.Index(f.calls, "lease ttl c2 "+(long+time.Millisecond).String()); i < 0 {
@@ -76,17 +66,8 @@ func TestRestartLongRetriesEntriesApart(t *testing.T) {
 // fake's entry, fixed at its first read).
 func TestRestartLongOrder(t *testing.T) {
 	const ttl = 20 * time.Millisecond
-	sched := generator.Schedule{Steps: []generator.Step{{Fault: generator.RestartLong, Majority: []int{0, 1, 2},
-		Masters: []int{1}, Slots: []int{2}, Delay: generator.LongLeaseTTLs * ttl, Hold: 5 * ttl, Settle: ttl}}}
 	f := newFake(5)
-	n := New(f, history.NewRecorder(), 3, nil)
-	if err := n.Run(context.Background(), sched); err != nil {
-		t.Fatal(err)
-	}
-	f.healed(t)
-	if n.Counts()[generator.RestartLong] != 1 {
-		t.Fatalf("counts %v", n.Counts())
-	}
+	runRestartLong(t, f, ttl)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !f.killedAt.After(f.entry) {
@@ -104,4 +85,23 @@ func TestRestartLongOrder(t *testing.T) {
 		}
 		at = i
 	}
+}
+
+// runRestartLong runs one restart-long step on f (majority 0, 1, 2, master
+// 1 restarted, candidate slot 2), checks that it healed and completed, and
+// returns the history.
+func runRestartLong(t *testing.T, f *fake, ttl time.Duration) *history.Recorder {
+	t.Helper()
+	sched := generator.Schedule{Steps: []generator.Step{{Fault: generator.RestartLong, Majority: []int{0, 1, 2},
+		Masters: []int{1}, Slots: []int{2}, Delay: generator.LongLeaseTTLs * ttl, Hold: 5 * ttl, Settle: ttl}}}
+	rec := history.NewRecorder()
+	n := New(f, rec, 3, nil)
+	if err := n.Run(context.Background(), sched); err != nil {
+		t.Fatal(err)
+	}
+	f.healed(t)
+	if n.Counts()[generator.RestartLong] != 1 {
+		t.Fatalf("counts %v: the episode did not complete", n.Counts())
+	}
+	return rec
 }
