@@ -226,13 +226,13 @@ type electorate struct {
 // probe, or has not been probed yet, is asked: a master that does not count
 // by itself still counts in a round that every master granted (decide).
 // Masters whose last probe failed, and replicas, are not asked.
-func (c *Client) electorate(ctx context.Context, ttl time.Duration) electorate {
+func (c *Client) electorate(ctx context.Context, key string, ttl time.Duration) electorate {
 	var e electorate
 	if !c.cfg.quarantine {
 		// No restart rule to apply: every master is asked and counts. Only
 		// one server given twice must be refused (noteRunID).
 		e.send = c.allMasters()
-		e.err = c.duplicated()
+		e.err = c.duplicated(key)
 		return e
 	}
 	c.refresh(ctx, ttl)
@@ -245,7 +245,7 @@ func (c *Client) electorate(ctx context.Context, ttl time.Duration) electorate {
 		h := m.health
 		m.mu.Unlock()
 		if h.dup >= 0 {
-			e.err = c.duplicated()
+			e.err = c.duplicated(key)
 			return e
 		}
 		v := h.verdict(now, lambda, c.masters, certified)
@@ -316,17 +316,22 @@ func (c *Client) findDuplicates() {
 	c.identified.Store(all && none)
 }
 
-// duplicated is the error of every attempt while two masters are known to
-// be the same server, nil otherwise.
-func (c *Client) duplicated() error {
+// duplicated is the error of every attempt of key while two masters are
+// known to be the same server, nil otherwise. It names both masters of
+// each such pair: neither counts, so both are refusals for good
+// (ErrMisconfigured once no majority is left).
+func (c *Client) duplicated(key string) error {
+	errs := newMasterErrs(len(c.masters))
 	for i, m := range c.masters {
 		m.mu.Lock()
 		j, id := m.health.dup, m.health.runID
 		m.mu.Unlock()
 		if j >= 0 {
-			return (&Error{Op: "lock", Kind: ErrNoQuorum, Quorum: c.quorum, Of: len(c.masters),
-				Masters: []error{duplicateError(min(i, j), max(i, j), c.masters, id)}}).settle()
+			errs.add(duplicateError(i, j, c.masters, id), duplicateError(j, i, c.masters, id))
 		}
+	}
+	if masters := errs.list(); masters != nil {
+		return (&Error{Op: "lock", Key: key, Kind: ErrNoQuorum, Quorum: c.quorum, Of: len(c.masters), Masters: masters}).settle()
 	}
 	return nil
 }

@@ -363,7 +363,7 @@ func (a *attempt) run() (*Lease, error) {
 	if c.closed() {
 		return nil, ErrClosed
 	}
-	el := c.electorate(a.ctx, a.ttl)
+	el := c.electorate(a.ctx, a.key, a.ttl)
 	if el.err != nil {
 		return nil, el.err
 	}
@@ -416,14 +416,15 @@ func (a *attempt) round1(send []int) error {
 	a.r = r
 	c.submit(chain(a.relay.take(), acq))
 	runIDs := make(map[string]int, len(c.masters))
-	var dup error
+	var dups []error // both masters of each pair that is one server
 	d, cause := a.r.collect(a.ctx, a.votes, c.quorum, func(i int, rep reply[grant]) (outcome, error) {
 		a.highest = max(a.highest, rep.val.counter)
 		if rep.seen.err == nil {
 			c.noteRunID(i, rep.seen.lineage.RunID)
 		}
 		if j, twice := runIDs[rep.seen.lineage.RunID]; twice && rep.seen.err == nil {
-			dup = duplicateError(j, i, c.masters, rep.seen.lineage.RunID)
+			dups = append(dups, duplicateError(j, i, c.masters, rep.seen.lineage.RunID),
+				duplicateError(i, j, c.masters, rep.seen.lineage.RunID))
 			a.votes[i], a.votes[j] = false, false
 		} else if rep.seen.err == nil {
 			runIDs[rep.seen.lineage.RunID] = i
@@ -439,7 +440,7 @@ func (a *attempt) round1(send []int) error {
 		}
 		a.votes[i] = a.votes[i] && counts
 		a.raised[i] = rep.val.raised
-		if !a.votes[i] && dup == nil {
+		if !a.votes[i] && dups == nil {
 			return yes, c.masters[i].wrap(fmt.Errorf("granted, but it does not count by itself: %w", c.whyNotCounted(i)))
 		}
 		return yes, nil
@@ -451,9 +452,11 @@ func (a *attempt) round1(send []int) error {
 	}
 	a.errs.add(a.r.errs...)
 	switch {
-	case dup != nil:
-		// One server counted twice proves nothing: never a lease.
-		return a.failed(ErrNoQuorum, dup)
+	case dups != nil:
+		// One server counted twice proves nothing: never a lease. Neither
+		// master of a pair counts, so both are refusals for good
+		// (ErrMisconfigured once no majority is left).
+		return a.failed(ErrNoQuorum, dups...)
 	case d != held:
 		return a.failed(failureKind(a.r.out))
 	}

@@ -129,3 +129,37 @@ func TestLockStopsOnScriptACLDenial(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// One server given twice (two clients, one address): neither counts, so
+// with three masters no majority is left and Lock stops at once with
+// ErrMisconfigured and ErrDuplicate, naming both masters. Before, only one
+// side of the pair was a refusal for good and Lock waited for ever (3 − 1
+// is still a majority on paper).
+func TestLockStopsWhenAServerIsGivenTwice(t *testing.T) {
+	r := newRig(t, 2)
+	again := redis.NewClient(&redis.Options{Addr: r.Servers[0].Addr})
+	t.Cleanup(func() { _ = again.Close() })
+	c, err := New([]redis.UniversalClient{r.clients[0], r.clients[1], again})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	lease, err := lockBounded(t, c, "twice")
+	if lease != nil || errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, ErrMisconfigured) || !errors.Is(err, ErrDuplicate) {
+		t.Fatalf("Lock with master 0 given twice: %v; want ErrMisconfigured and ErrDuplicate at once", err)
+	}
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("%T is no *Error", err)
+	}
+	named := map[int]bool{}
+	for _, me := range e.Masters {
+		var m *MasterError
+		if errors.As(me, &m) && errors.Is(m, ErrDuplicate) {
+			named[m.Master] = true
+		}
+	}
+	if !named[0] || !named[2] {
+		t.Fatalf("duplicate errors for masters %v; want 0 and 2: %v", named, err)
+	}
+}
