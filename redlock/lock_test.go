@@ -315,6 +315,9 @@ func TestLockBehindAFastPathAttemptSendsNothing(t *testing.T) {
 	if err := warm.Release(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	// Release returns at a majority: its last deletes (EVALSHA too) must
+	// have run before the count starts.
+	gone(t, r.clients, "warm")
 	resetCommandStats(t, r)
 	pause(t, r, 2, 3, 4)
 	defer resume(t, r, 2, 3, 4)

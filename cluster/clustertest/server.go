@@ -128,7 +128,12 @@ func binary() (string, error) {
 	return b, nil
 }
 
-// start launches the process and waits until it answers PING.
+// errNotReady is start's error while the server's log does not yet say it
+// accepts connections.
+var errNotReady = errors.New("not ready by its log")
+
+// start launches the process and waits until its log says it is ready and
+// it answers PING.
 func (s *Server) start() error {
 	args := s.opts.listenArgs(strconv.Itoa(s.Port))
 	args = append(args, "--bind", "127.0.0.1",
@@ -142,6 +147,7 @@ func (s *Server) start() error {
 	// If the test binary dies without running its cleanups (a -timeout panic,
 	// a kill), the kernel kills the server too.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	ownLog := freeport.StartingRedisLog(filepath.Join(s.Dir, "redis.log"))
 	if err := cmd.Start(); err != nil {
 		return err
 	}
@@ -162,9 +168,14 @@ func (s *Server) start() error {
 			return fmt.Errorf("redis-server on %s exited during start-up: %s", s.Addr, tail(log, 400))
 		default:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-		err := c.Ping(ctx).Err()
-		cancel()
+		// Only this server's own log proves it holds the port: another
+		// server that took the port first would answer the PING.
+		err := errNotReady
+		if ownLog.Ready() {
+			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+			err = c.Ping(ctx).Err()
+			cancel()
+		}
 		var reply redis.Error
 		if err == nil || errors.As(err, &reply) && !strings.HasPrefix(err.Error(), "LOADING") {
 			// An error reply (NOAUTH when the default user needs a

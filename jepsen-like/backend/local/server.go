@@ -50,7 +50,8 @@ func (p *process) startFresh(ctx context.Context, per backend.Persistence) error
 	return err
 }
 
-// start launches the process on its port and waits until it answers PING.
+// start launches the process on its port and waits until its log says it
+// is ready and it answers PING.
 func (p *process) start(ctx context.Context, per backend.Persistence) error {
 	args := []string{
 		"--port", strconv.Itoa(p.port), "--bind", "127.0.0.1", "--dir", p.dir,
@@ -62,6 +63,7 @@ func (p *process) start(ctx context.Context, per backend.Persistence) error {
 	cmd.Args[0] = "redis-server"
 	cmd.Env = append(os.Environ(), p.env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	ownLog := freeport.StartingRedisLog(filepath.Join(p.dir, "redis.log"))
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("local: start redis-server: %w", err)
 	}
@@ -84,11 +86,16 @@ func (p *process) start(ctx context.Context, per backend.Persistence) error {
 			return fmt.Errorf("local: redis-server on %s exited during start-up: %s", p.addr(), log)
 		default:
 		}
-		pctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
-		err := c.Ping(pctx).Err()
-		cancel()
-		if err == nil {
-			return nil
+		// Only this server's own log proves it holds the port: another
+		// server that took the port first would answer the PING.
+		err := errors.New("not ready by its log")
+		if ownLog.Ready() {
+			pctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+			err = c.Ping(pctx).Err()
+			cancel()
+			if err == nil {
+				return nil
+			}
 		}
 		if ctx.Err() != nil || time.Now().After(deadline) {
 			_ = p.kill()
