@@ -173,12 +173,6 @@ type Error struct {
 	Of       int   // masters in the cluster
 	Cause    error // the context's error, if it ended; for a lease that had already ended, why; else nil
 	Masters  []error
-
-	// misconf is misconfigured(), counted once by settle when the library
-	// builds the Error (settled): errors.Is and Lock's retry decision do
-	// not count the masters again. An Error built elsewhere is counted
-	// each time.
-	misconf, settled bool
 }
 
 func (e *Error) Error() string {
@@ -209,7 +203,7 @@ func (e *Error) Error() string {
 // Unwrap exposes Kind, Cause and the per-master errors to errors.Is/As.
 func (e *Error) Unwrap() []error {
 	out := []error{e.Kind}
-	if e.refusedForGood() {
+	if e.misconfigured() {
 		out = append(out, ErrMisconfigured)
 	}
 	if e.Cause != nil {

@@ -78,8 +78,8 @@ func (l oneKey) extend(ctx context.Context, ttl time.Duration, auto bool) (err e
 	if cause == nil {
 		errs.add(r.silence()...)
 	}
-	e := (&Error{Op: "extend", Key: l.key, Granted: r.count(yes), Counted: r.count(yes), Quorum: c.quorum, Answered: r.answered(),
-		Of: len(c.masters), Cause: cause, Masters: errs.list()}).settle()
+	e := &Error{Op: "extend", Key: l.key, Granted: r.count(yes), Counted: r.count(yes), Quorum: c.quorum, Answered: r.answered(),
+		Of: len(c.masters), Cause: cause, Masters: errs.list()}
 	if c.observing() {
 		granted, masters = e.Granted, r.results(e.Masters)
 	}

@@ -331,7 +331,7 @@ func (c *Client) duplicated(key string) error {
 		}
 	}
 	if masters := errs.list(); masters != nil {
-		return (&Error{Op: "lock", Key: key, Kind: ErrNoQuorum, Quorum: c.quorum, Of: len(c.masters), Masters: masters}).settle()
+		return &Error{Op: "lock", Key: key, Kind: ErrNoQuorum, Quorum: c.quorum, Of: len(c.masters), Masters: masters}
 	}
 	return nil
 }

@@ -270,7 +270,7 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration, opts .
 // bad argument or Close.
 func worthWaiting(err error) bool {
 	var e *Error
-	return errors.As(err, &e) && e.Cause == nil && !errors.Is(err, ErrTokensExhausted) && !e.refusedForGood()
+	return errors.As(err, &e) && e.Cause == nil && !errors.Is(err, ErrTokensExhausted) && !e.misconfigured()
 }
 
 // waitEnded is Lock's answer when a wait between attempts ends early:
@@ -511,7 +511,7 @@ func (a *attempt) failed(kind error, extra ...error) error {
 // count of round 1, one line per master.
 func (a *attempt) fail(kind, cause error) error {
 	c := a.c
-	e := (&Error{Op: "lock", Key: a.key, Kind: kind, Quorum: c.quorum, Masters: a.errs.list(), Cause: cause, Of: len(c.masters)}).settle()
+	e := &Error{Op: "lock", Key: a.key, Kind: kind, Quorum: c.quorum, Masters: a.errs.list(), Cause: cause, Of: len(c.masters)}
 	if a.r != nil {
 		e.Granted, e.Answered = a.r.count(yes), a.r.answered()
 		for i, o := range a.r.out {

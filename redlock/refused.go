@@ -34,20 +34,3 @@ func (e *Error) misconfigured() bool {
 	}
 	return e.Of-refused < e.Quorum
 }
-
-// settle counts misconfigured() once the Error's masters are final; the
-// Error's later changes (Kind, Cause, a line that is no MasterError) do not
-// change the count.
-func (e *Error) settle() *Error {
-	e.misconf, e.settled = e.misconfigured(), true
-	return e
-}
-
-// refusedForGood is misconfigured(), counted once for an Error the library
-// built (settle).
-func (e *Error) refusedForGood() bool {
-	if e.settled {
-		return e.misconf
-	}
-	return e.misconfigured()
-}

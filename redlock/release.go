@@ -68,8 +68,8 @@ func (l oneKey) release(ctx context.Context) (err error) {
 	errs := newMasterErrs(len(l.c.masters))
 	errs.add(r.errs...)
 	errs.add(r.silence()...)
-	e := (&Error{Op: "release", Key: l.key, Granted: r.count(yes), Counted: r.count(yes), Quorum: l.c.quorum, Answered: r.answered(),
-		Of: len(l.c.masters), Cause: cause, Masters: errs.list()}).settle()
+	e := &Error{Op: "release", Key: l.key, Granted: r.count(yes), Counted: r.count(yes), Quorum: l.c.quorum, Answered: r.answered(),
+		Of: len(l.c.masters), Cause: cause, Masters: errs.list()}
 	if l.c.observing() {
 		granted, masters = e.Granted, r.results(e.Masters)
 	}
