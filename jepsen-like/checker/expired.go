@@ -53,6 +53,17 @@ func expiredOKs(events []history.Event) (found []string, proof []history.Event) 
 // acquireOKs calls f with every client's acquire ok of events, in order,
 // and the last invoke of its process before it (its acquire's invoke).
 func acquireOKs(events []history.Event, f func(inv, ok history.Event)) {
+	clientEvents(events, func(inv, e history.Event) {
+		if e.F == history.Acquire && e.Type == history.OK {
+			f(inv, e)
+		}
+	})
+}
+
+// clientEvents calls f with every client event of events (the nemesis's
+// are skipped), in order, and the last invoke of its process at or before
+// it: for a completion, its operation's invoke; for an invoke, itself.
+func clientEvents(events []history.Event, f func(inv, e history.Event)) {
 	invokes := make(map[int]history.Event)
 	for _, e := range events {
 		if e.Process == history.NemesisProcess {
@@ -61,8 +72,6 @@ func acquireOKs(events []history.Event, f func(inv, ok history.Event)) {
 		if e.Type == history.Invoke {
 			invokes[e.Process] = e
 		}
-		if e.F == history.Acquire && e.Type == history.OK {
-			f(invokes[e.Process], e)
-		}
+		f(invokes[e.Process], e)
 	}
 }

@@ -47,30 +47,22 @@ type Hold struct {
 func Holds(events []history.Event) []Hold {
 	var holds []Hold
 	current := make(map[int]int) // process → index in holds of its open hold
-	invokes := make(map[int]history.Event)
-	for _, e := range events {
-		if e.Process == history.NemesisProcess {
-			continue
-		}
-		if e.Type == history.Invoke {
-			invokes[e.Process] = e
-		}
+	clientEvents(events, func(inv, e history.Event) {
 		switch {
 		case e.F == history.Acquire && e.Type == history.OK:
-			inv := invokes[e.Process]
 			limit, _ := inv.Limit()
 			h := Hold{Process: e.Process, Key: e.Key, Token: e.Token, Start: e.TimeNS, End: e.ValidUntilNS,
 				From: at(e), To: deadline(e.ValidUntilNS), Limit: limit, Invoke: inv, Proof: []history.Event{e}}
 			if !h.From.Less(h.To) {
 				delete(current, e.Process)
-				continue
+				return
 			}
 			current[e.Process] = len(holds)
 			holds = append(holds, h)
 		case e.F == history.Release && e.Type == history.Invoke:
 			i, ok := current[e.Process]
 			if !ok || holds[i].Key != e.Key {
-				continue
+				return
 			}
 			delete(current, e.Process)
 			if p := at(e); p.Less(holds[i].To) {
@@ -78,7 +70,7 @@ func Holds(events []history.Event) []Hold {
 				holds[i].Proof = append(holds[i].Proof, e)
 			}
 		}
-	}
+	})
 	return holds
 }
 
