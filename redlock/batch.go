@@ -80,7 +80,7 @@ func lineageAfter(ctx context.Context, pipe redis.Pipeliner, calls []*queued) fu
 	if !asked {
 		return func() seen { return unseen }
 	}
-	info := pipe.Info(ctx, "server", "replication")
+	info := pipe.Info(ctx, "replication") // the replication id names a master's history (probe.Lineage)
 	return func() seen {
 		if err := info.Err(); err != nil {
 			return seen{err: err}

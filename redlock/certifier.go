@@ -170,7 +170,7 @@ func (c *Client) probeMaster(ctx context.Context, m *master) probed {
 	}
 	m.mu.Unlock()
 	m.setDELEX(p.info.DELEX)
-	c.noteRunID(m.index, p.info.RunID)
+	c.noteReplID(m.index, p.info.ReplID, p.info.Role)
 	c.observeCertified(m, p.info.Certified(), p.info.Lineage())
 	return p
 }

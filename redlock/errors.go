@@ -127,7 +127,7 @@ var (
 	// ErrReplica: the master answers as a replica (role:slave).
 	ErrReplica = probe.ErrReplica
 	// ErrDuplicate: two of the masters given to New are the same server
-	// (the same run_id answers at both addresses): no lock is taken until
+	// (one master_replid answers at both addresses): no lock is taken until
 	// the configuration is fixed.
 	ErrDuplicate = probe.ErrDuplicate
 )

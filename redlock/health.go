@@ -35,8 +35,8 @@ type health struct {
 	// blocked says why its certification cannot go on now ("" when nothing
 	// stands in the way but time).
 	blocked string
-	dup     int    // the master with the same run_id, or -1
-	runID   string // the last run_id seen (a probe, or an INFO after a script)
+	dup     int    // the master with the same master_replid, or -1
+	replID  string // the last master_replid it answered with as a master (a probe, or an INFO after a script)
 	// reported is what the Observer was last told: 0 nothing yet, 1 the
 	// master counts, 2 it does not.
 	reported int
@@ -141,7 +141,7 @@ func (c *Client) observe(m *master, certified bool, l probe.Lineage, seen func(*
 	switch {
 	case certified:
 		h.since, h.blocked = time.Time{}, ""
-	case h.since.IsZero() || l.Known() && h.sinceLineage.Known() && l != h.sinceLineage:
+	case h.since.IsZero() || l.Known() && h.sinceLineage.Known() && !l.Same(h.sinceLineage):
 		h.since, h.sinceLineage = now, l
 	case !h.sinceLineage.Known():
 		h.sinceLineage = l
@@ -162,14 +162,17 @@ func (c *Client) counts(i int, cert, inc string, s seen) bool {
 	ok := s.err == nil && probe.Counts(cert, l, s.role)
 	m := c.masters[i]
 	m.mu.Lock()
-	known, same := m.health.certified, m.health.info.Lineage() == l && m.health.info.Cert == cert
+	known, same := m.health.certified, m.health.info.Lineage().Same(l) && m.health.info.Cert == cert
 	m.mu.Unlock()
 	if ok != known || !ok && !same {
 		if s.err != nil {
 			c.observeCertified(m, ok, probe.Lineage{})
 		} else {
 			c.observe(m, ok, l, func(info *probe.Info) {
-				info.RunID, info.ReplID, info.Incarnation, info.Cert, info.Role = l.RunID, l.ReplID, l.Incarnation, cert, s.role
+				if info.ReplID != l.ReplID {
+					info.RunID = "" // another process or mastership: its run_id is the next probe's
+				}
+				info.ReplID, info.Incarnation, info.Cert, info.Role = l.ReplID, l.Incarnation, cert, s.role
 			})
 		}
 		if !ok {
@@ -230,7 +233,7 @@ func (c *Client) electorate(ctx context.Context, key string, ttl time.Duration) 
 	var e electorate
 	if !c.cfg.quarantine {
 		// No restart rule to apply: every master is asked and counts. Only
-		// one server given twice must be refused (noteRunID).
+		// one server given twice must be refused (noteReplID).
 		e.send = c.allMasters()
 		e.err = c.duplicated(key)
 		return e
@@ -264,30 +267,33 @@ func (c *Client) electorate(ctx context.Context, key string, ttl time.Duration) 
 	return e
 }
 
-// noteRunID records the run_id master i answered with, and finds masters
-// that are the same server: until every master was seen once with distinct
-// run_ids, rounds ask for the lineage even without quarantine.
-func (c *Client) noteRunID(i int, runID string) {
-	if runID == "" {
+// noteReplID records the master_replid master i answered with, and finds
+// masters that are the same server: until every master was seen once with
+// distinct ids, rounds ask for the lineage even without quarantine. Only a
+// master's id is noted (role is INFO's): a replica shows its master's id,
+// and it is not that server (it does not count by itself either).
+func (c *Client) noteReplID(i int, replID, role string) {
+	if replID == "" || role != "master" {
 		return
 	}
 	m := c.masters[i]
 	m.mu.Lock()
-	changed := m.health.runID != runID
-	m.health.runID = runID
+	changed := m.health.replID != replID
+	m.health.replID = replID
 	m.mu.Unlock()
 	if changed || !c.identified.Load() {
 		c.findDuplicates()
 	}
 }
 
-// findDuplicates marks masters that are the same server (the same run_id),
+// findDuplicates marks masters that are the same server (the same
+// master_replid: two masters never share one, see probe.Lineage),
 // and sets identified once every master was seen and none is another's.
 func (c *Client) findDuplicates() {
 	ids := make([]string, len(c.masters))
 	for i, m := range c.masters {
 		m.mu.Lock()
-		ids[i] = m.health.runID
+		ids[i] = m.health.replID
 		m.mu.Unlock()
 	}
 	first := map[string]int{}
@@ -324,7 +330,7 @@ func (c *Client) duplicated(key string) error {
 	errs := newMasterErrs(len(c.masters))
 	for i, m := range c.masters {
 		m.mu.Lock()
-		j, id := m.health.dup, m.health.runID
+		j, id := m.health.dup, m.health.replID
 		m.mu.Unlock()
 		if j >= 0 {
 			errs.add(duplicateError(i, j, c.masters, id), duplicateError(j, i, c.masters, id))

@@ -415,19 +415,18 @@ func (a *attempt) round1(send []int) error {
 	r, acq := prepareRound(a.ctx, c, send, c.masterTimeout(a.ttl), c.sendAcquire(a.key, b, a.value, a.ttl, a.proposal, c.released.value(a.key, a.start)))
 	a.r = r
 	c.submit(chain(a.relay.take(), acq))
-	runIDs := make(map[string]int, len(c.masters))
+	replIDs := make(map[string]int, len(c.masters))
 	var dups []error // both masters of each pair that is one server
 	d, cause := a.r.collect(a.ctx, a.votes, c.quorum, func(i int, rep reply[grant]) (outcome, error) {
 		a.highest = max(a.highest, rep.val.counter)
-		if rep.seen.err == nil {
-			c.noteRunID(i, rep.seen.lineage.RunID)
-		}
-		if j, twice := runIDs[rep.seen.lineage.RunID]; twice && rep.seen.err == nil {
-			dups = append(dups, duplicateError(j, i, c.masters, rep.seen.lineage.RunID),
-				duplicateError(i, j, c.masters, rep.seen.lineage.RunID))
-			a.votes[i], a.votes[j] = false, false
-		} else if rep.seen.err == nil {
-			runIDs[rep.seen.lineage.RunID] = i
+		if id := rep.seen.lineage.ReplID; rep.seen.err == nil && rep.seen.role == "master" {
+			c.noteReplID(i, id, rep.seen.role)
+			if j, twice := replIDs[id]; twice {
+				dups = append(dups, duplicateError(j, i, c.masters, id), duplicateError(i, j, c.masters, id))
+				a.votes[i], a.votes[j] = false, false
+			} else {
+				replIDs[id] = i
+			}
 		}
 		counts := c.counts(i, rep.val.cert, rep.val.inc, rep.seen)
 		if !rep.val.granted {
@@ -559,7 +558,7 @@ func fastPath(out []outcome, votes, raised []bool, q int) bool {
 }
 
 // duplicateError says that masters i and j are the same server.
-func duplicateError(i, j int, masters []*master, runID string) error {
-	return masters[j].wrap(fmt.Errorf("%w: it is master %d (%s) again: run_id %.8s… answers at both addresses, and one server must not be counted twice",
-		probe.ErrDuplicate, i, masters[i].addr, runID))
+func duplicateError(i, j int, masters []*master, replID string) error {
+	return masters[j].wrap(fmt.Errorf("%w: it is master %d (%s) again: master_replid %.8s… answers at both addresses, and one server must not be counted twice",
+		probe.ErrDuplicate, i, masters[i].addr, replID))
 }

@@ -12,6 +12,14 @@ import (
 // deleted it). A rollback, a failback, a promotion, a restart or a flush
 // always gives a new lineage, and none of the three ever comes back
 // (docs/safety.md, "Rule V").
+//
+// For a server that answers as a master, master_replid alone already names
+// its process and mastership: Redis draws it at random when the process
+// starts and at every promotion, and restores one from disk only into a
+// replica. So rule V (Counts, Same) compares the replication id and the
+// incarnation, and an acquire asks for INFO's replication section only;
+// the run_id is read by probes, written into certificates and guards, and
+// compared by the certifications' scripts.
 type Lineage struct {
 	RunID       string
 	ReplID      string
@@ -22,8 +30,17 @@ type Lineage struct {
 // incarnation".
 func (l Lineage) String() string { return l.RunID + " " + l.ReplID + " " + l.Incarnation }
 
-// Known reports whether all three were read.
-func (l Lineage) Known() bool { return l.RunID != "" && l.ReplID != "" && l.Incarnation != "" }
+// Known reports whether the replication id and the incarnation were read:
+// what rule V compares (the run_id may be unknown).
+func (l Lineage) Known() bool { return l.ReplID != "" && l.Incarnation != "" }
+
+// Same reports whether l and o are one history as rule V judges it: both
+// known, with the same replication id and incarnation. A run_id read on
+// one side only (a probe's INFO has it, an acquire's does not) does not
+// make them differ.
+func (l Lineage) Same(o Lineage) bool {
+	return l.Known() && o.Known() && l.ReplID == o.ReplID && l.Incarnation == o.Incarnation
+}
 
 // Cert is a master's certificate (the value at keys.Cert): the lineage under
 // which the master was certified and the certification that did it
@@ -72,13 +89,13 @@ func (g Scratch) String() string {
 // Origin is the certificate origin of the scratch's members.
 func (g Scratch) Origin() string { return "scratch " + g.ID + " " + g.Members }
 
-// ParseLineage reads the run_id, replication id and role from the text of
-// INFO with the server and replication sections (the incarnation is a key:
-// the caller reads it).
+// ParseLineage reads the replication id and role from the text of INFO with
+// the replication section, and the run_id when the server section is there
+// too ("" otherwise). The incarnation is a key: the caller reads it.
 func ParseLineage(info string) (l Lineage, role string, err error) {
 	l.RunID, l.ReplID, role = field(info, "run_id:"), field(info, "master_replid:"), field(info, "role:")
-	if l.RunID == "" || l.ReplID == "" || role == "" {
-		return Lineage{}, "", fmt.Errorf("INFO has no run_id, master_replid or role")
+	if l.ReplID == "" || role == "" {
+		return Lineage{}, "", fmt.Errorf("INFO has no master_replid or role")
 	}
 	return l, role, nil
 }
@@ -103,9 +120,10 @@ func field(info, name string) string {
 
 // Counts is rule V: a master's answer counts by itself when its role is
 // master and the certificate read in the same atomic step names the lineage
-// an INFO sent after it, on the same connection, reports, with the
-// incarnation read in the same step as the certificate.
+// an INFO sent after it, on the same connection, reports (Same: the
+// replication id), with the incarnation read in the same step as the
+// certificate.
 func Counts(cert string, l Lineage, role string) bool {
 	c, ok := ParseCert(cert)
-	return ok && role == "master" && l.Known() && c.Lineage == l
+	return ok && role == "master" && c.Lineage.Same(l)
 }

@@ -24,7 +24,13 @@ func TestCountsIsRuleV(t *testing.T) {
 		want bool
 	}{
 		{"its own lineage", cert, l, "master", true},
-		{"another process (a restart)", cert, Lineage{RunID: "r2", ReplID: "p1", Incarnation: "i1"}, "master", false},
+		{"another process (a restart: a new run_id and replication id)", cert, Lineage{RunID: "r2", ReplID: "p2", Incarnation: "i1"}, "master", false},
+		{"a restart seen by a grant (no run_id)", cert, Lineage{ReplID: "p2", Incarnation: "i1"}, "master", false},
+		{"its own history seen by a grant (no run_id)", cert, Lineage{ReplID: "p1", Incarnation: "i1"}, "master", true},
+		// A master's replication id is drawn at its start and at every
+		// promotion (TestReplicationIDIsNewForEveryMastership): the run_id
+		// adds nothing, and rule V does not compare it.
+		{"the same replication id under another run_id", cert, Lineage{RunID: "r2", ReplID: "p1", Incarnation: "i1"}, "master", true},
 		{"another replication id (a failback or promotion)", cert, Lineage{RunID: "r1", ReplID: "p2", Incarnation: "i1"}, "master", false},
 		{"another incarnation (a flush)", cert, Lineage{RunID: "r1", ReplID: "p1", Incarnation: "i2"}, "master", false},
 		{"no certificate", "", l, "master", false},
@@ -54,6 +60,8 @@ func TestUncertifiedSaysWhy(t *testing.T) {
 		{"an earlier version's marker", Info{RunID: "r1", ReplID: "p1", Role: "master", OldEpoch: "e"}, DataLost},
 		{"another process", info(Cert{Lineage: Lineage{RunID: "r0", ReplID: "p1", Incarnation: "i1"}, Origin: "sync n"}.String()), Restarted},
 		{"another replication id", info(Cert{Lineage: Lineage{RunID: "r1", ReplID: "p0", Incarnation: "i1"}, Origin: "sync n"}.String()), Promoted},
+		{"another replication id, the run_id not read (a grant's INFO)", Info{ReplID: "p1", Incarnation: "i1", Role: "master",
+			Cert: Cert{Lineage: Lineage{RunID: "r0", ReplID: "p0", Incarnation: "i1"}, Origin: "sync n"}.String()}, Promoted},
 		{"another incarnation", info(Cert{Lineage: Lineage{RunID: "r1", ReplID: "p1", Incarnation: "i0"}, Origin: "sync n"}.String()), DataLost},
 		{"a replica", Info{RunID: "r1", ReplID: "p1", Role: "slave"}, Replica},
 	}

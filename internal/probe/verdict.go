@@ -14,11 +14,11 @@ const (
 	Unreachable                 // its last probe failed
 	NotProbed                   // no probe has answered yet
 	Replica                     // it answers as a replica (role:slave)
-	Duplicate                   // another master is the same server (same run_id)
+	Duplicate                   // another master is the same server (the same master_replid)
 	NotCertified                // no quorumlock record at all: a fresh master, or one that lost everything
 	DataLost                    // records but no certificate: it lost its data, or a certification did not finish
 	Restarted                   // certified under another process: a restart, or another server in its place
-	Promoted                    // certified under another replication id: a promotion, failback or full resync
+	Promoted                    // certified under another replication id: a promotion, failback or full resync (or a restart, until a probe reads the run_id)
 	RaisingCounters             // its time quarantine is over; its counters are being raised
 )
 
@@ -28,8 +28,8 @@ func Uncertified(i Info) Kind {
 	switch c, ok := ParseCert(i.Cert); {
 	case i.Role == "slave":
 		return Replica
-	case ok && c.Lineage.RunID != i.RunID:
-		return Restarted
+	case ok && i.RunID != "" && c.Lineage.RunID != i.RunID:
+		return Restarted // a grant's INFO has no run_id: a restart seen there is a new replication id until a probe
 	case ok && c.Lineage.ReplID != i.ReplID:
 		return Promoted
 	case ok && c.Lineage.Incarnation != i.Incarnation:

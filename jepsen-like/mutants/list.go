@@ -45,7 +45,7 @@ var All = []Mutant{
 		Old: "\t\tquarantine:     true,\n",
 		New: "\t\tquarantine:     false,\n"},
 	{Name: "restart-check-accepts", Bug: "the epoch / data-loss check always accepting", File: "internal/probe/lineage.go",
-		Old: "\treturn ok && role == \"master\" && l.Known() && c.Lineage == l\n",
+		Old: "\treturn ok && role == \"master\" && c.Lineage.Same(l)\n",
 		New: "\t_ = c\n\treturn ok || !ok\n"},
 	{Name: "extend-keeps-deadline", Bug: "a failed Extend keeping its old deadline", File: "redlock/extend.go",
 		Old: "\tl.shortenDeadline(newDeadline)\n",
