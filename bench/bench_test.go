@@ -107,6 +107,8 @@ func TestConfigErrors(t *testing.T) {
 		{MaxOps: -1},
 		{Libraries: []string{"zookeeper"}},
 		{Scenarios: []string{"nope"}},
+		{Repeat: -1},
+		{Repeat: 101},
 	} {
 		if _, err := Run(context.Background(), nil, cfg, nil); !errors.Is(err, ErrInvalidArgument) {
 			t.Errorf("Run(%+v) = %v, want ErrInvalidArgument", cfg, err)

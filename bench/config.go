@@ -72,7 +72,13 @@ type Config struct {
 	Libraries []string
 	// Scenarios to run, by name. Default: all.
 	Scenarios []string
-	// Progress, when set, receives one line per scenario and library.
+	// Repeat runs every library this many times in each scenario, taking
+	// turns (A B C A B C ...), so that a drift of the machine's speed falls
+	// on every library alike; Summary then reports each one's medians.
+	// Default 1.
+	Repeat int
+	// Progress, when set, receives one line per scenario, library and
+	// repetition.
 	Progress func(string)
 }
 
@@ -94,6 +100,9 @@ func (c Config) withDefaults() (Config, []Scenario, error) {
 	if c.TTL == 0 {
 		c.TTL = defaultTTL
 	}
+	if c.Repeat == 0 {
+		c.Repeat = 1
+	}
 	switch {
 	case c.Duration < 0 || c.Duration > 10*time.Minute:
 		return c, nil, invalid("duration %v is outside (0, 10m]", c.Duration)
@@ -101,6 +110,8 @@ func (c Config) withDefaults() (Config, []Scenario, error) {
 		return c, nil, invalid("max ops %d is negative", c.MaxOps)
 	case c.TTL < 500*time.Millisecond:
 		return c, nil, invalid("ttl %v is below 500ms", c.TTL)
+	case c.Repeat < 0 || c.Repeat > 100:
+		return c, nil, invalid("repeat %d is outside [1, 100]", c.Repeat)
 	}
 	if len(c.Libraries) == 0 {
 		c.Libraries = Libraries

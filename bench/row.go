@@ -11,7 +11,11 @@ type Row struct {
 	Stalled    int     `json:"stalled_masters"`
 	GoRedis    string  `json:"go_redis"` // "defaults" or "ContextTimeoutEnabled"
 	WindowS    float64 `json:"window_s"`
-	TTLMs      int64   `json:"ttl_ms"`
+	// Rep is the repetition (1, 2, ...) when Config.Repeat > 1; Repeats, on
+	// a Summary row, how many repetitions its medians are taken over.
+	Rep     int   `json:"rep,omitempty"`
+	Repeats int   `json:"repeats,omitempty"`
+	TTLMs   int64 `json:"ttl_ms"`
 
 	Ops       int     `json:"ops"`
 	OpsPerSec float64 `json:"ops_per_s"`

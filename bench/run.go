@@ -48,28 +48,33 @@ func Run(ctx context.Context, servers []*clustertest.Server, cfg Config, emit fu
 	runID := strconv.FormatInt(time.Now().UnixNano(), 36)
 	var rows []Row
 	for _, sc := range scs {
-		for _, lib := range cfg.Libraries {
-			if err := ctx.Err(); err != nil {
-				return rows, err
-			}
-			r := Row{
-				Scenario: sc.Name, Library: lib, Goroutines: sc.Goroutines, Clients: max(sc.Clients, 1), Stalled: sc.Stalled,
-				GoRedis: "defaults", TTLMs: cfg.TTL.Milliseconds(),
-			}
-			if sc.CtxTimeouts {
-				r.GoRedis = "ContextTimeoutEnabled"
-			}
-			if lib == Redislock && sc.Stalled > 0 {
-				r.Skipped = "one master (never a stalled one)"
-			} else {
-				runOne(ctx, servers, lib, sc, cfg, runID, &r)
-			}
-			if cfg.Progress != nil {
-				cfg.Progress(progressLine(r))
-			}
-			rows = append(rows, r)
-			if emit != nil {
-				emit(r)
+		for rep := 1; rep <= cfg.Repeat; rep++ {
+			for _, lib := range cfg.Libraries {
+				if err := ctx.Err(); err != nil {
+					return rows, err
+				}
+				r := Row{
+					Scenario: sc.Name, Library: lib, Goroutines: sc.Goroutines, Clients: max(sc.Clients, 1), Stalled: sc.Stalled,
+					GoRedis: "defaults", TTLMs: cfg.TTL.Milliseconds(),
+				}
+				if cfg.Repeat > 1 {
+					r.Rep = rep
+				}
+				if sc.CtxTimeouts {
+					r.GoRedis = "ContextTimeoutEnabled"
+				}
+				if lib == Redislock && sc.Stalled > 0 {
+					r.Skipped = "one master (never a stalled one)"
+				} else {
+					runOne(ctx, servers, lib, sc, cfg, runID+"."+strconv.Itoa(rep), &r)
+				}
+				if cfg.Progress != nil {
+					cfg.Progress(progressLine(r))
+				}
+				rows = append(rows, r)
+				if emit != nil {
+					emit(r)
+				}
 			}
 		}
 	}
@@ -80,8 +85,12 @@ func progressLine(r Row) string {
 	if r.Skipped != "" {
 		return fmt.Sprintf("%-18s %-21s skipped: %s", r.Scenario, r.Library, r.Skipped)
 	}
+	lib := r.Library
+	if r.Rep > 0 {
+		lib += fmt.Sprintf(" #%d", r.Rep)
+	}
 	s := fmt.Sprintf("%-18s %-21s %9.0f ops/s  p50 %s  p99 %s  cpu %.0f+%.0f µs/op  failed %d",
-		r.Scenario, r.Library, r.OpsPerSec, fmtUS(r.AcqP50US), fmtUS(r.AcqP99US), r.CPUClientUS, r.CPUServersUS, r.Failed)
+		r.Scenario, lib, r.OpsPerSec, fmtUS(r.AcqP50US), fmtUS(r.AcqP99US), r.CPUClientUS, r.CPUServersUS, r.Failed)
 	if r.FirstError != "" {
 		s += "  (" + r.FirstError + ")"
 	}

@@ -221,6 +221,13 @@ func (r *round[T]) expire() {
 	}
 }
 
+// The reasons silence gives, made once: every successful attempt reports
+// the masters it did not wait for.
+var (
+	errNotWaitedSuspect = fmt.Errorf("%w (it let an earlier round time out and has not answered since)", ErrNotWaitedFor)
+	errNotWaitedDecided = fmt.Errorf("%w (the round had decided)", ErrNotWaitedFor)
+)
+
 // silence explains every master whose answer had not come when the round
 // decided, in master order.
 func (r *round[T]) silence() []error {
@@ -232,11 +239,11 @@ func (r *round[T]) silence() []error {
 		m := r.c.masters[i]
 		switch {
 		case r.suspect[i]:
-			errs = append(errs, m.wrap(fmt.Errorf("%w (it let an earlier round time out and has not answered since)", ErrNotWaitedFor)))
+			errs = append(errs, m.wrap(errNotWaitedSuspect))
 		case r.expired:
 			errs = append(errs, m.wrap(ErrMasterTimeout))
 		default:
-			errs = append(errs, m.wrap(fmt.Errorf("%w (the round had decided)", ErrNotWaitedFor)))
+			errs = append(errs, m.wrap(errNotWaitedDecided))
 		}
 	}
 	return errs

@@ -67,6 +67,7 @@ func (n *Nemesis) restartLong(ctx, heal context.Context, st generator.Step) (err
 	// a millisecond longer, whose entries start afresh (one per TTL value).
 	var first, entryEnd time.Time
 	ok = false
+	why := "the majority's entries never came within half a TTL of each other" // a skip's reason, for the history
 	for try := 0; try < RestartLongTries && !ok && ctx.Err() == nil; try++ {
 		if try > 0 {
 			n.rec.Nemesis(m.Name(), st.Fault+" retried: the majority's entries of "+long.String()+" are not aligned")
@@ -87,6 +88,9 @@ func (n *Nemesis) restartLong(ctx, heal context.Context, st generator.Step) (err
 			lt.SetLeaseTTL(s, 0)
 		}
 	}
+	if ok {
+		why = "the run ended before the confinement"
+	}
 	confined := ok && sleepUntil(ctx, first.Add(-2*ttl))
 	if confined {
 		n.rec.Nemesis(names("c", allSlots(n.slots))+"-/-"+names("m", outside), "confine start")
@@ -105,6 +109,9 @@ func (n *Nemesis) restartLong(ctx, heal context.Context, st generator.Step) (err
 		hctx, cancel := context.WithDeadline(ctx, first.Add(-ttl/2))
 		slot, ended, ok = n.env.AwaitHold(hctx, Linger, 0)
 		cancel()
+		if !ok {
+			why = "the candidate got no hold on the confined majority in its window"
+		}
 	} else {
 		ok = false
 	}
@@ -133,7 +140,7 @@ func (n *Nemesis) restartLong(ctx, heal context.Context, st generator.Step) (err
 		n.rec.Nemesis(names("c", allSlots(n.slots))+"-/-"+names("m", outside), "confine stop")
 	}
 	if !ok {
-		n.rec.Nemesis(m.Name(), st.Fault+" skipped (no hold)")
+		n.rec.Nemesis(m.Name(), st.Fault+" skipped (no hold): "+why)
 		return nil
 	}
 	close(start)

@@ -41,6 +41,7 @@ func run() error {
 		scenarios = flag.String("scenarios", "", "comma-separated scenarios (default all)")
 		ttl       = flag.Duration("ttl", 10*time.Second, "TTL of every lock")
 		maxOps    = flag.Int("max-ops", 2_000_000, "end a window early after this many operations")
+		repeat    = flag.Int("repeat", 1, "run every library this many times per scenario, taking turns; the tables show medians")
 		masters   = flag.Int("masters", 5, "redis-server masters to start")
 		cpuprof   = flag.String("cpuprofile", "", "write a CPU profile of the measured runs to this file (narrow it with --libraries and --scenarios)")
 	)
@@ -49,7 +50,7 @@ func run() error {
 		return fmt.Errorf("unexpected arguments %q", flag.Args())
 	}
 	cfg := bench.Config{
-		Duration: *duration, TTL: *ttl, MaxOps: *maxOps,
+		Duration: *duration, TTL: *ttl, MaxOps: *maxOps, Repeat: *repeat,
 		Libraries: split(*libraries), Scenarios: split(*scenarios),
 		Progress: func(s string) { fmt.Fprintln(os.Stderr, s) },
 	}
@@ -94,7 +95,14 @@ func run() error {
 	}
 	start := time.Now()
 	rows, err := bench.Run(ctx, c.Servers, cfg, emit)
-	fmt.Print(bench.Markdown(rows))
+	summary := bench.Summary(rows)
+	if *repeat > 1 {
+		fmt.Printf("Medians of %d repetitions per scenario and library, taking turns (every repetition is in --json).\n\n", *repeat)
+	}
+	fmt.Print(bench.Markdown(summary))
+	if t := bench.Targets(summary); t != "" {
+		fmt.Print("\nIssue 19's targets, against redsync in this run:\n\n" + t)
+	}
 	fmt.Fprintf(os.Stderr, "%d results in %v\n", len(rows), time.Since(start).Round(time.Second))
 	return err
 }
