@@ -77,6 +77,17 @@ func TestReplicationIDIsNewForEveryMastership(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
+	// restartFromRDB writes key, saves an RDB and restarts srv on it.
+	restartFromRDB := func(srv *clustertest.Server, c *redis.Client, key string) {
+		t.Helper()
+		if err := c.Set(ctx, key, "1", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		save(c)
+		if err := srv.Restart(clustertest.NoPersistence); err != nil {
+			t.Fatal(err)
+		}
+	}
 	sc := s.Client(t)
 	newMastership(sc, "s started")
 	r := clustertest.StartServer(t, clustertest.NoPersistence, clustertest.WithArgs("--replicaof", "127.0.0.1", strconv.Itoa(s.Port)))
@@ -98,13 +109,7 @@ func TestReplicationIDIsNewForEveryMastership(t *testing.T) {
 	// replication id), and comes back configured as s's replica: Redis
 	// restores the id into a replica, which does not count; promoted, r
 	// shows a new one.
-	if err := rc.Set(ctx, "x", "1", 0).Err(); err != nil {
-		t.Fatal(err)
-	}
-	save(rc)
-	if err := r.Restart(clustertest.NoPersistence); err != nil {
-		t.Fatal(err)
-	}
+	restartFromRDB(r, rc, "x")
 	if role, id := replication(rc); role != "slave" {
 		t.Fatalf("r restarted with --replicaof: role %s (id %s), want slave", role, id)
 	} else {
@@ -117,13 +122,7 @@ func TestReplicationIDIsNewForEveryMastership(t *testing.T) {
 
 	// s, which had a replica (so its RDB carries its replication id), from
 	// an RDB; then from an AOF; then empty.
-	if err := sc.Set(ctx, "y", "1", 0).Err(); err != nil {
-		t.Fatal(err)
-	}
-	save(sc)
-	if err := s.Restart(clustertest.NoPersistence); err != nil {
-		t.Fatal(err)
-	}
+	restartFromRDB(s, sc, "y")
 	if v, _ := sc.Get(ctx, "y").Result(); v != "1" {
 		t.Fatal("s did not load its RDB: the step is about a restart from one")
 	}
