@@ -13,22 +13,18 @@ import (
 // the largest, counts are summed, and the shares are the widest seen.
 // Rows of a single repetition are returned as they are; skipped ones too.
 func Summary(rows []Row) []Row {
-	type group struct{ rows []Row }
 	var order []string
-	groups := map[string]*group{}
+	groups := map[string][]Row{}
 	for _, r := range rows {
 		k := r.Scenario + "\x00" + r.Library
-		g, ok := groups[k]
-		if !ok {
-			g = &group{}
-			groups[k] = g
+		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
-		g.rows = append(g.rows, r)
+		groups[k] = append(groups[k], r)
 	}
 	out := make([]Row, 0, len(order))
 	for _, k := range order {
-		out = append(out, fold(groups[k].rows))
+		out = append(out, fold(groups[k]))
 	}
 	return out
 }
