@@ -1,6 +1,7 @@
 package redlock
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -28,6 +29,20 @@ type call[T any] struct {
 	r     *round[T]
 	i     int
 	parse func(*redis.Cmd) (T, error)
+
+	// afterAnswer runs once the call is answered (onAnswer); answeredMark once
+	// it was.
+	afterAnswer atomic.Pointer[func()]
+}
+
+// answeredMark is the afterAnswer of an answered call. It is never called.
+var answeredMark = new(func())
+
+// onAnswer arranges for f to run, once, right after cl is answered (in the
+// goroutine that answers it), and reports true. It reports false, and
+// never runs f, when cl is answered already or another f is waiting.
+func (cl *call[T]) onAnswer(f func()) bool {
+	return cl.afterAnswer.CompareAndSwap(nil, &f)
 }
 
 // answer takes a script's answer from the batcher (the queued's to).
@@ -61,6 +76,9 @@ func (cl *call[T]) finish(rep reply[T]) {
 	cl.rep, cl.latency = rep, r.c.cfg.clock.Now().Sub(r.start)
 	close(cl.done)
 	r.replies <- cl.i
+	if f := cl.afterAnswer.Swap(answeredMark); f != nil {
+		(*f)()
+	}
 }
 
 // result returns the answer, and false while there is none.

@@ -128,16 +128,20 @@ func prepareRound[T any](ctx context.Context, c *Client, idx []int, timeout time
 // (ErrClosed after Close).
 func (c *Client) submit(batched []*queued) {
 	for i, q := range batched {
-		if q == nil {
-			continue
+		if q != nil {
+			c.submitTo(i, q)
 		}
-		if !c.masters[i].batch.submit(q) {
-			err := ErrMasterBusy
-			if c.closed() {
-				err = ErrClosed
-			}
-			answerErr(q, err)
+	}
+}
+
+// submitTo is submit of one call to master i.
+func (c *Client) submitTo(i int, q *queued) {
+	if !c.masters[i].batch.submit(q) {
+		err := ErrMasterBusy
+		if c.closed() {
+			err = ErrClosed
 		}
+		answerErr(q, err)
 	}
 }
 

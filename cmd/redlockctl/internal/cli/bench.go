@@ -42,8 +42,8 @@ func (a *app) newBenchCmd() *cobra.Command {
 		Short: "Measure lock+unlock throughput and latency against the configured masters",
 		Long: `bench runs --concurrency goroutines, each taking and releasing its own key (TryLock then Release,
 fencing on) for --duration, with a live progress line on stderr when it is a terminal, then prints pairs per second and
-the latency of a pair (p50, p99, max). Keys are "redlockctl-bench:<random>:<n>"; they are released
-and their fencing counters deleted at the end (the keys are unique to the run).`,
+the latency of a pair (p50, p99, max). Keys are "redlockctl-bench:<random>:<n>", unique to the run,
+and released at the end; their fencing tokens come from the shared counter buckets, so no counter is left per key.`,
 		Example: `  redlockctl bench --duration 10s --concurrency 64`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
