@@ -12,10 +12,15 @@ import (
 )
 
 // SetLeaseTTL records the long lease's TTL asked of slot s.
-func (f *fake) SetLeaseTTL(s int, ttl time.Duration) { f.log("lease ttl c%d %v", s, ttl) }
+func (f *fake) SetLeaseTTL(s int, ttl time.Duration) {
+	f.log("lease ttl c%d %v", s, ttl)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.leaseTTL[s] = ttl
+}
 
 // LambdaEntry answers as if one grant of ttl, at the first call for that
-// TTL, wrote the entry (now + 2 ttl) on every master; for apartTTL, master
+// TTL (since another was asked), wrote the entry (now + 2 ttl) on every master; for apartTTL, master
 // 0's entry is a TTL later.
 func (f *fake) LambdaEntry(_ context.Context, i int, ttl time.Duration) (time.Time, bool) {
 	f.mu.Lock()
@@ -29,8 +34,8 @@ func (f *fake) LambdaEntry(_ context.Context, i int, ttl time.Duration) (time.Ti
 		}
 		return f.apartEntry, true
 	}
-	if f.entry.IsZero() {
-		f.entry = time.Now().Add(2 * ttl)
+	if f.entry.IsZero() || ttl != f.entryTTL {
+		f.entry, f.entryTTL = time.Now().Add(2*ttl), ttl
 	}
 	return f.entry, true
 }
@@ -56,6 +61,47 @@ func TestRestartLongRetriesEntriesApart(t *testing.T) {
 	}
 	if !retried {
 		t.Error("no retry event in the history")
+	}
+}
+
+// A try whose candidate gets no hold on the confined majority in its window
+// lifts the confinement and tries again with a TTL a millisecond longer,
+// whose entries start afresh; the restart comes after that TTL's entries.
+func TestRestartLongRetriesWithoutAHold(t *testing.T) {
+	const ttl = 20 * time.Millisecond
+	long := generator.LongLeaseTTLs * ttl
+	f := newFake(5)
+	f.noHoldTTL = long
+	rec := runRestartLong(t, f, ttl)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	order := []string{"gate c2", "ungate", "lease ttl c2 " + (long + time.Millisecond).String(), "gate c2", "rejoin except c2", "kill m1"}
+	at := -1
+	for _, want := range order {
+		i := slices.Index(f.calls[at+1:], want)
+		if i < 0 {
+			t.Fatalf("%q not after %d in %v", want, at, f.calls)
+		}
+		at += 1 + i
+	}
+	if !f.killedAt.After(f.entry) || f.entryTTL != long+time.Millisecond {
+		t.Errorf("killed at %v, not after the entries of %v (%v, end %v)", f.killedAt, long+time.Millisecond, f.entryTTL, f.entry)
+	}
+	var retry, start string
+	for _, e := range rec.Events() {
+		switch {
+		case e.F != history.Nemesis:
+		case strings.Contains(e.Value, "retried"):
+			retry = e.Value
+		case strings.HasSuffix(e.Value, "restart-long start"):
+			start = e.Key
+		}
+	}
+	if !strings.Contains(retry, "no hold of "+long.String()) {
+		t.Errorf("retry event %q; want it to name the failed hold of %v", retry, long)
+	}
+	if want := "m1 +" + (long + time.Millisecond).String(); start != want {
+		t.Errorf("start event's key %q; want %q", start, want)
 	}
 }
 

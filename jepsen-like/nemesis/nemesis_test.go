@@ -41,7 +41,12 @@ type fake struct {
 	// others (it was not granting at the first grant): never aligned.
 	apartTTL   time.Duration
 	apartEntry time.Time
-	killedAt   time.Time // the last Kill
+	entryTTL   time.Duration // the TTL entry is for
+	// noHoldTTL is a TTL whose candidate gets no hold (a master of the
+	// majority still in quarantine, say); leaseTTL is each slot's TTL.
+	noHoldTTL time.Duration
+	leaseTTL  map[int]time.Duration
+	killedAt  time.Time // the last Kill
 }
 
 type fakeMaster struct {
@@ -51,7 +56,7 @@ type fakeMaster struct {
 
 func newFake(n int) *fake {
 	f := &fake{paused: map[int]bool{}, down: map[int]bool{}, netCut: map[int]bool{}, cut: map[string]bool{}, delayed: map[string]bool{},
-		benched: map[int]bool{}, kept: map[int]bool{}}
+		benched: map[int]bool{}, kept: map[int]bool{}, leaseTTL: map[int]time.Duration{}}
 	for i := range n {
 		f.masters = append(f.masters, fakeMaster{f, i})
 	}
@@ -175,6 +180,9 @@ func (f *fake) AwaitHold(context.Context, HoldMode, time.Duration) (int, <-chan 
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.gated {
+		if f.noHoldTTL != 0 && f.leaseTTL[f.candidate] == f.noHoldTTL {
+			return 0, nil, false
+		}
 		return f.candidate, ended, true
 	}
 	for s := 1; s < 8; s++ {

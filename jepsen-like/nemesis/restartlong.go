@@ -59,92 +59,40 @@ func (n *Nemesis) restartLong(ctx, heal context.Context, st generator.Step) (err
 			outside = append(outside, j)
 		}
 	}
-	// Unconfined, so that a master restarted by an earlier fault can be
-	// certified meanwhile (from sources outside the majority). A master of
-	// the majority that was not granting at the long TTL's first grant (in
-	// quarantine after an earlier fault) records its entry later, and the
-	// entries only grow: they would stay apart. Then the episode asks a TTL
-	// a millisecond longer, whose entries start afresh (one per TTL value).
-	var first, entryEnd time.Time
+	// A try fails when the majority's entries do not line up, or when the
+	// candidate gets no hold on the confined majority in its window (a master
+	// of it still in quarantine after an earlier fault, say). The next try
+	// asks a TTL a millisecond longer, whose entries start afresh (one per
+	// TTL value).
+	var h longHold
 	ok = false
-	why := "the majority's entries never came within half a TTL of each other" // a skip's reason, for the history
+	why := ""
 	for try := 0; try < RestartLongTries && !ok && ctx.Err() == nil; try++ {
 		if try > 0 {
-			n.rec.Nemesis(m.Name(), st.Fault+" retried: the majority's entries of "+long.String()+" are not aligned")
+			n.rec.Nemesis(m.Name(), st.Fault+" retried: "+why)
 			long += time.Millisecond
 		}
-		for s := range n.slots {
-			lt.SetLeaseTTL(s, long)
-		}
-		first, entryEnd, ok = awaitLambdaEntry(ctx, lt, st.Majority, long, ttl, st.Hold)
-	}
-	// Nobody asks the long TTL again until the candidate's window: a long
-	// lease granted a long TTL after the entry's first grant would hold the
-	// key right up to the entry's end and keep the candidate out of its
-	// window; the long leases granted before the entries were seen end long
-	// before it opens, short ones too.
-	for s := range n.slots {
-		if ok {
-			lt.SetLeaseTTL(s, 0)
-		}
-	}
-	if ok {
-		why = "the run ended before the confinement"
-	}
-	confined := ok && sleepUntil(ctx, first.Add(-2*ttl))
-	if confined {
-		n.rec.Nemesis(names("c", allSlots(n.slots))+"-/-"+names("m", outside), "confine start")
-		for s := range n.slots {
-			n.env.SetRefused(s, outside, true)
-		}
-		lt.SetLeaseTTL(st.Slots[0], long) // the candidate's hold outlives the entries
-		n.env.Gate(st.Slots[0])
-	}
-	slot, ended := 0, (<-chan struct{})(nil)
-	if confined && sleepUntil(ctx, first.Add(-3*ttl/2)) {
-		// A hold granted before the entries end, in their second long
-		// TTL: its lease ends after them unless the grant raises them.
-		// Its window closes half a TTL before their end, so that a slow
-		// grant (a loaded machine, -race) still lands before it.
-		hctx, cancel := context.WithDeadline(ctx, first.Add(-ttl/2))
-		slot, ended, ok = n.env.AwaitHold(hctx, Linger, 0)
-		cancel()
-		if !ok {
-			why = "the candidate got no hold on the confined majority in its window"
-		}
-	} else {
-		ok = false
-	}
-	for s := range n.slots {
-		lt.SetLeaseTTL(s, 0) // the fresh clients never ask the long TTL
-	}
-	start := make(chan struct{})
-	defer func() {
-		select {
-		case <-start:
-		default:
-			close(start)
-		}
-	}()
-	if ok {
-		rctx, cancel := context.WithTimeout(ctx, st.Hold)
-		n.env.Rejoin(rctx, slot, start, ended)
-		cancel()
-	}
-	if confined {
-		n.env.Gate(-1) // nobody competes until the master restarted
-		defer n.env.Ungate()
-		for s := range n.slots {
-			n.env.SetRefused(s, outside, false)
-		}
-		n.rec.Nemesis(names("c", allSlots(n.slots))+"-/-"+names("m", outside), "confine stop")
+		h, why, ok = n.takeLongHold(ctx, lt, st, long, ttl, outside)
 	}
 	if !ok {
+		if why == "" {
+			why = "the run ended before the first try"
+		}
 		n.rec.Nemesis(m.Name(), st.Fault+" skipped (no hold): "+why)
 		return nil
 	}
+	// The others are replaced by fresh clients, which never ask the long
+	// TTL (takeLongHold set every slot back to the workload's), held back
+	// until start.
+	start := make(chan struct{})
+	rctx, cancel := context.WithTimeout(ctx, st.Hold)
+	n.env.Rejoin(rctx, h.slot, start, h.ended)
+	cancel()
+	n.env.Gate(-1) // nobody competes until the master restarted
+	defer n.env.Ungate()
+	n.unconfine(outside)
 	close(start)
-	sleepUntil(ctx, entryEnd.Add(ttl/10)) // every entry of the long TTL ended, unless raised
+	sleepUntil(ctx, h.entryEnd.Add(ttl/10)) // every entry of the long TTL ended, unless raised
 	n.lost[st.Masters[0]] = time.Now()
 	err = errors.Join(m.Kill(ctx), m.Start(heal, backend.NoPersistence))
 	target := m.Name() + " +" + long.String()
@@ -152,11 +100,83 @@ func (n *Nemesis) restartLong(ctx, heal context.Context, st generator.Step) (err
 	n.counts[st.Fault]++
 	n.env.Ungate()
 	select {
-	case <-ended:
+	case <-h.ended:
 	case <-ctx.Done():
 	}
 	n.rec.Nemesis(target, st.Fault+" stop")
 	return err
+}
+
+// longHold is the candidate's lingering hold of a restart-long try: its
+// slot, closed when it ends, and the span of the majority's entries.
+type longHold struct {
+	slot            int
+	ended           <-chan struct{}
+	first, entryEnd time.Time
+}
+
+// takeLongHold is one try of restart-long with the long TTL long: it waits
+// for the majority's entries (every client asking long, unconfined, so that
+// a master restarted by an earlier fault can be certified meanwhile from
+// sources outside the majority), confines the clients to the majority two
+// workload TTLs before the entries end, and waits for the candidate's hold
+// in its window. It returns the hold with the clients still confined and
+// the candidate alone ungated; or why it failed, with the confinement
+// lifted and nobody asking the long TTL.
+func (n *Nemesis) takeLongHold(ctx context.Context, lt LeaseTTLs, st generator.Step, long, ttl time.Duration, outside []int) (longHold, string, bool) {
+	for s := range n.slots {
+		lt.SetLeaseTTL(s, long)
+	}
+	// Nobody asks the long TTL again until the candidate's window: a long
+	// lease granted a long TTL after the entry's first grant would hold the
+	// key right up to the entry's end and keep the candidate out of its
+	// window; the long leases granted before the entries were seen end long
+	// before it opens, short ones too.
+	defer func() {
+		for s := range n.slots {
+			lt.SetLeaseTTL(s, 0)
+		}
+	}()
+	first, entryEnd, ok := awaitLambdaEntry(ctx, lt, st.Majority, long, ttl, st.Hold)
+	if !ok {
+		return longHold{}, "the majority's entries of " + long.String() + " never came within half a TTL of each other", false
+	}
+	for s := range n.slots {
+		lt.SetLeaseTTL(s, 0)
+	}
+	if !sleepUntil(ctx, first.Add(-2*ttl)) {
+		return longHold{}, "the run ended before the confinement", false
+	}
+	n.rec.Nemesis(names("c", allSlots(n.slots))+"-/-"+names("m", outside), "confine start")
+	for s := range n.slots {
+		n.env.SetRefused(s, outside, true)
+	}
+	lt.SetLeaseTTL(st.Slots[0], long) // the candidate's hold outlives the entries
+	n.env.Gate(st.Slots[0])
+	h := longHold{first: first, entryEnd: entryEnd}
+	if sleepUntil(ctx, first.Add(-3*ttl/2)) {
+		// A hold granted before the entries end, in their second long
+		// TTL: its lease ends after them unless the grant raises them.
+		// Its window closes half a TTL before their end, so that a slow
+		// grant (a loaded machine, -race) still lands before it.
+		hctx, cancel := context.WithDeadline(ctx, first.Add(-ttl/2))
+		h.slot, h.ended, ok = n.env.AwaitHold(hctx, Linger, 0)
+		cancel()
+		if ok {
+			return h, "", true
+		}
+	}
+	n.env.Ungate()
+	n.unconfine(outside)
+	return longHold{}, "the candidate got no hold of " + long.String() + " on the confined majority in its window", false
+}
+
+// unconfine lets every client reach the masters outside the majority again.
+func (n *Nemesis) unconfine(outside []int) {
+	for s := range n.slots {
+		n.env.SetRefused(s, outside, false)
+	}
+	n.rec.Nemesis(names("c", allSlots(n.slots))+"-/-"+names("m", outside), "confine stop")
 }
 
 // awaitLambdaEntry polls the masters of majority (every tenth of ttl, up

@@ -139,8 +139,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	limit := 4 * cfg.Time
 	for _, st := range sched.Steps {
 		limit += st.After + st.Settle + 2*st.Hold + 2*cfg.TTL
-		if st.Fault == generator.RestartLong { // its tries, and the long lease's life
-			limit += nemesis.RestartLongTries*st.Hold + 3*st.Delay
+		if st.Fault == generator.RestartLong { // its tries (a wait and two long TTLs each), and the long lease's life
+			limit += nemesis.RestartLongTries*(st.Hold+2*st.Delay) + st.Delay
 		}
 	}
 	runCtx, cancel := context.WithTimeout(ctx, limit)
