@@ -38,6 +38,7 @@ type Client struct {
 	holders  *localHolders
 	handoffs *handoffs
 	notifier *notifier
+	deletes  outstanding // releases' deletes on their way: Close sends them first
 
 	bg    *background.Group // every goroutine the Client or its leases start
 	bgCtx context.Context   // cancelled by Close: the context of long background work
@@ -131,9 +132,14 @@ func (c *Client) Quorum() int { return c.quorum }
 // Masters is the number of masters.
 func (c *Client) Masters() int { return len(c.masters) }
 
-// Close stops the client and waits for every goroutine it or its leases
-// started: commands still on their way to a master (with go-redis clients
-// that ignore context deadlines, up to their read timeout), the pipelining
+// Close stops the client. First it lets the deletes of released leases
+// still on their way reach their masters (Release returns at a quorum and
+// the slower masters' deletes follow), waiting for their answers up to the
+// per-master timeout (WithMasterTimeout; 1 s by default), so that a program
+// that releases, closes and exits leaves no key behind. Then it waits for
+// every goroutine the client or its leases started: commands still on their
+// way to a master (with go-redis clients that ignore context deadlines, up
+// to their read timeout), the pipelining
 // workers, the pub/sub subscriptions, restart probes and counter syncs,
 // background cleanup of failed attempts (abandoned: those keys expire by
 // their TTL), auto-extension renewals and lease watchers. Lock waiters
@@ -143,6 +149,9 @@ func (c *Client) Masters() int { return len(c.masters) }
 // once). Close does not close the go-redis clients given to
 // New. It is safe to call twice.
 func (c *Client) Close() error {
+	if !c.closed() {
+		c.deletes.wait(c.masterTimeout(0))
+	}
 	if c.bg.Stop() {
 		c.stop() // cancels background work that takes long (counter syncs)
 		c.notifier.close()

@@ -117,6 +117,11 @@ func (c *Client) releaseAll(ctx context.Context, key, value string, ttl time.Dur
 			dels[i], setSettled[i] = nil, true
 		}
 	}
+	for _, cl := range r.calls {
+		if cl != nil {
+			c.deletes.track(cl)
+		}
+	}
 	if handOff {
 		c.sendRelay(key, dels)
 	} else {

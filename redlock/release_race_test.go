@@ -149,3 +149,40 @@ func TestReleaseAfterLockSendsOneDeletePerMaster(t *testing.T) {
 		}
 	}
 }
+
+// A program that releases and closes at once leaves no key behind: the
+// delete to a master whose SET was still out (SIGSTOPped, resumed while
+// Close waits) is sent and answered before Close returns, not dropped with
+// the batchers.
+func TestCloseSendsTheDeletesOfReleasedLeases(t *testing.T) {
+	r := newRig(t, 3, withRedisOptions(patientClients))
+	c, err := New(r.clients, WithoutQuarantine(), WithMasterTimeout(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	ctx := context.Background()
+	warm, err := c.TryLock(ctx, "warm-up", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := warm.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	gone(t, r.clients, "warm-up")
+	pause(t, r, 2)
+	lease, err := c.TryLock(ctx, "closing", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lease.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(300*time.Millisecond, func() { _ = r.Servers[2].Resume() })
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if vals := r.values(t, "closing"); countNonEmpty(vals) != 0 {
+		t.Fatalf("after Release and Close: %q left", vals)
+	}
+}

@@ -1,0 +1,58 @@
+package redlock
+
+import (
+	"sync"
+	"time"
+)
+
+// outstanding counts the deletes of released leases still on their way to
+// a master (Release returns at a quorum; the last masters' deletes follow),
+// so that Close can send them before it stops the batchers: a program that
+// releases, closes and exits leaves no key behind on the slower masters.
+type outstanding struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed when n falls back to 0
+}
+
+// track counts cl until it is answered; a call answered already is not
+// counted.
+func (o *outstanding) track(cl *call[int64]) {
+	o.mu.Lock()
+	if o.n == 0 {
+		o.idle = make(chan struct{})
+	}
+	o.n++
+	o.mu.Unlock()
+	if !cl.onAnswer(o.done) {
+		o.done()
+	}
+}
+
+func (o *outstanding) done() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.n--; o.n == 0 {
+		close(o.idle)
+	}
+}
+
+// wait returns once nothing is outstanding, or after d (real time: it bounds
+// Close), and reports whether nothing was.
+func (o *outstanding) wait(d time.Duration) bool {
+	o.mu.Lock()
+	if o.n == 0 {
+		o.mu.Unlock()
+		return true
+	}
+	idle := o.idle
+	o.mu.Unlock()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-idle:
+		return true
+	case <-t.C:
+		return false
+	}
+}
