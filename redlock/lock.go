@@ -208,25 +208,17 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration, opts .
 				given = p.given
 			}
 		}
-		t := c.cfg.clock.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			rl = c.handoffs.leave(key, p)
+		turn := c.awaitTurn(ctx, d, woken, split, given)
+		rl = c.handoffs.leave(key, p)
+		switch turn {
+		case turnEnded:
 			e.Cause = ctxErr(ctx)
 			return nil, e
-		case <-c.closing():
-			t.Stop()
-			rl = c.handoffs.leave(key, p)
+		case turnClosed:
 			return nil, ErrClosed
-		case <-given:
-			t.Stop()
-			rl = c.handoffs.leave(key, p)
+		case turnHandedOff, turnBackedOff:
 			splits = 0
-			continue
-		case <-woken:
-			t.Stop()
-			rl = c.handoffs.leave(key, p)
+		case turnReleased:
 			splits = 0
 			// Every waiting client wakes on the same release. Attempts that
 			// start together split the vote and all fail; a random delay of
@@ -242,9 +234,7 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration, opts .
 			if !c.sleep(ctx, time.Duration(rand.Int64N(int64(2*took)+1))) {
 				return nil, c.waitEnded(ctx, e)
 			}
-		case <-split:
-			t.Stop()
-			rl = c.handoffs.leave(key, p)
+		case turnSplit:
 			// A split vote: a master granted this attempt (now or in a late
 			// answer) while others were taken, perhaps by a contender whose
 			// attempt failed too. Then nobody holds the key and no release
@@ -257,10 +247,40 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration, opts .
 			if !c.sleep(ctx, time.Duration(rand.Int64N(int64(took)<<splits+1))) {
 				return nil, c.waitEnded(ctx, e)
 			}
-		case <-t.C():
-			rl = c.handoffs.leave(key, p)
-			splits = 0
 		}
+	}
+}
+
+// turn is why Lock's wait between two attempts ended.
+type turn uint8
+
+const (
+	turnEnded     turn = iota // the caller's context ended
+	turnClosed                // the Client closed
+	turnHandedOff             // a release of this Client gave the head its deletes (handoff.go)
+	turnReleased              // a release was published on the key's channel
+	turnSplit                 // the last attempt was granted somewhere: a split vote
+	turnBackedOff             // the backoff's delay d passed
+)
+
+// awaitTurn waits, up to d, for whichever of Lock's wake-ups comes first. A
+// nil channel never comes.
+func (c *Client) awaitTurn(ctx context.Context, d time.Duration, woken, split, given <-chan struct{}) turn {
+	t := c.cfg.clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return turnEnded
+	case <-c.closing():
+		return turnClosed
+	case <-given:
+		return turnHandedOff
+	case <-woken:
+		return turnReleased
+	case <-split:
+		return turnSplit
+	case <-t.C():
+		return turnBackedOff
 	}
 }
 
