@@ -7,9 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -18,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/internal/freeport"
+	"github.com/quorumlock/quorumlock/internal/redisproc"
 )
 
 // Persistence selects how a server keeps its data across a restart.
@@ -52,8 +51,7 @@ type Server struct {
 	binary string
 
 	mu          sync.Mutex
-	cmd         *exec.Cmd
-	exited      chan struct{}
+	proc        *redisproc.Proc // nil when not running
 	persistence Persistence
 	paused      bool
 	opts        serverOptions
@@ -128,82 +126,30 @@ func binary() (string, error) {
 	return b, nil
 }
 
-// errNotReady is start's error while the server's log does not yet say it
-// accepts connections.
-var errNotReady = errors.New("not ready by its log")
-
-// start launches the process and waits until its log says it is ready and
-// it answers PING.
+// start launches the process and waits until its own log says it is ready
+// and it answers PING (redisproc.Start).
 func (s *Server) start() error {
-	args := s.opts.listenArgs(strconv.Itoa(s.Port))
-	args = append(args, "--bind", "127.0.0.1",
-		"--dir", s.Dir, "--save", "", "--daemonize", "no",
-		"--logfile", filepath.Join(s.Dir, "redis.log"),
-	)
+	args := append(s.opts.listenArgs(strconv.Itoa(s.Port)), "--save", "")
 	args = append(args, s.persistence.args()...)
 	args = append(args, s.opts.args...)
-	cmd := exec.Command(s.binary, args...)
-	cmd.Args[0] = "redis-server" // Redis picks its mode from argv[0]
-	// If the test binary dies without running its cleanups (a -timeout panic,
-	// a kill), the kernel kills the server too.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	ownLog := freeport.StartingRedisLog(filepath.Join(s.Dir, "redis.log"))
-	if err := cmd.Start(); err != nil {
+	p, err := redisproc.Start(context.Background(), redisproc.Config{
+		Binary: s.binary, Addr: s.Addr, Dir: s.Dir, Args: args, TLS: s.TLSConfig()})
+	if err != nil {
 		return err
 	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
 	s.mu.Lock()
-	s.cmd, s.exited, s.paused = cmd, exited, false
+	s.proc, s.paused = p, false
 	s.mu.Unlock()
-
-	c := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond,
-		TLSConfig: s.TLSConfig()})
-	defer c.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		select {
-		case <-exited:
-			log, _ := os.ReadFile(filepath.Join(s.Dir, "redis.log"))
-			return fmt.Errorf("redis-server on %s exited during start-up: %s", s.Addr, tail(log, 400))
-		default:
-		}
-		// Only this server's own log proves it holds the port: another
-		// server that took the port first would answer the PING.
-		err := errNotReady
-		if ownLog.Ready() {
-			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-			err = c.Ping(ctx).Err()
-			cancel()
-		}
-		var reply redis.Error
-		if err == nil || errors.As(err, &reply) && !strings.HasPrefix(err.Error(), "LOADING") {
-			// An error reply (NOAUTH when the default user needs a
-			// password) is the server answering.
-			return nil
-		}
-		if time.Now().After(deadline) {
-			s.Stop()
-			return fmt.Errorf("redis-server on %s did not answer PING within 10s: %w", s.Addr, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func tail(b []byte, n int) string {
-	if len(b) > n {
-		b = b[len(b)-n:]
-	}
-	return string(b)
+	return nil
 }
 
 func (s *Server) signal(sig syscall.Signal) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cmd == nil || s.cmd.Process == nil {
+	if s.proc == nil {
 		return errors.New("clustertest: server is not running")
 	}
-	return syscall.Kill(s.cmd.Process.Pid, sig)
+	return s.proc.Signal(sig)
 }
 
 // Pause stops the process with SIGSTOP. Its socket keeps accepting bytes;
@@ -232,15 +178,14 @@ func (s *Server) Resume() error {
 // Kill ends the process with SIGKILL and waits for it to exit.
 func (s *Server) Kill() error {
 	s.mu.Lock()
-	cmd, exited := s.cmd, s.exited
+	p := s.proc
 	s.mu.Unlock()
-	if cmd == nil {
+	if p == nil {
 		return errors.New("clustertest: server is not running")
 	}
-	_ = syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
-	<-exited
+	p.Kill()
 	s.mu.Lock()
-	s.cmd = nil
+	s.proc = nil
 	s.mu.Unlock()
 	return nil
 }
@@ -270,15 +215,7 @@ func (s *Server) Restart(p Persistence) error {
 func (s *Server) Running() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cmd == nil {
-		return false
-	}
-	select {
-	case <-s.exited:
-		return false
-	default:
-		return true
-	}
+	return s.proc != nil && !s.proc.Exited()
 }
 
 // Stop kills the process if it is running. It is safe to call twice.
@@ -313,8 +250,8 @@ func (s *Server) Client(t testing.TB, opts ...func(*redis.Options)) *redis.Clien
 func (s *Server) PID() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cmd == nil || s.cmd.Process == nil {
+	if s.proc == nil {
 		return 0
 	}
-	return s.cmd.Process.Pid
+	return s.proc.PID()
 }
