@@ -94,14 +94,7 @@ func TestReleaseWaitsForTheLastSET(t *testing.T) {
 	r.clients[2].AddHook(hook)
 	c := r.client(t, WithMasterTimeout(10*time.Second))
 	ctx := context.Background()
-	warm, err := c.TryLock(ctx, "warm-up", time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := warm.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
-	gone(t, r.clients, "warm-up")
+	warmUpEverywhere(t, r, c)
 	pause(t, r, 2)
 	lease, err := c.TryLock(ctx, "behind", time.Minute)
 	if err != nil {
@@ -162,14 +155,7 @@ func TestCloseSendsTheDeletesOfReleasedLeases(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	ctx := context.Background()
-	warm, err := c.TryLock(ctx, "warm-up", time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := warm.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
-	gone(t, r.clients, "warm-up")
+	warmUpEverywhere(t, r, c)
 	pause(t, r, 2)
 	lease, err := c.TryLock(ctx, "closing", time.Minute)
 	if err != nil {
@@ -185,4 +171,20 @@ func TestCloseSendsTheDeletesOfReleasedLeases(t *testing.T) {
 	if vals := r.values(t, "closing"); countNonEmpty(vals) != 0 {
 		t.Fatalf("after Release and Close: %q left", vals)
 	}
+}
+
+// warmUpEverywhere is warmUp with a TTL longer than any per-master timeout,
+// waiting until the warm-up key is gone from every master: each master has
+// answered c once.
+func warmUpEverywhere(t *testing.T, r *rig, c *Client) {
+	t.Helper()
+	ctx := context.Background()
+	warm, err := c.TryLock(ctx, "warm-up", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := warm.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	gone(t, r.clients, "warm-up")
 }
