@@ -131,14 +131,15 @@ func (h *handoffs) give(key string, rl *relay) bool {
 	return true
 }
 
-// sendRelay sends a release's deletes: through the head parked for key when
-// there is one (in front of its acquire), otherwise at once. The head has
-// handoffGrace to take them, after which they go alone.
-func (c *Client) sendRelay(key string, dels []*queued) {
+// handOffDeletes gives a release's deletes to the head parked for key, if
+// there is one, to send in front of its acquire, and reports whether it did;
+// the head has handoffGrace to take them, after which they go alone. When
+// it reports false, nothing was sent: the caller submits the deletes.
+func (c *Client) handOffDeletes(key string, dels []*queued) bool {
 	rl := &relay{dels: dels}
 	if !slices.ContainsFunc(dels, func(q *queued) bool { return q != nil }) || !c.handoffs.give(key, rl) {
-		c.submit(rl.take())
-		return
+		return false
 	}
 	time.AfterFunc(handoffGrace, func() { rl.flush(c) })
+	return true
 }

@@ -92,9 +92,9 @@ func (l oneKey) release(ctx context.Context) (err error) {
 // background. acq are the calls of the attempt that set the keys: where one
 // is not answered yet, the delete waits for its answer (the usual case: a
 // quorum answered and the last SET is a moment behind). Where a delete
-// cannot wait (DELEX, or a second release of the lease), the SET may still
-// sit in a stalled master's socket and run after our delete, so there a
-// "not there" is checked again later.
+// does not wait (DELEX, a second release of the lease, deletes handed to a
+// waiting head), the SET may still sit in a stalled master's socket and
+// run after our delete, so there a "not there" is checked again later.
 // With handOff, the deletes go through the key's parked head, if any, which
 // sends its acquire behind them (handoff.go).
 func (c *Client) releaseAll(ctx context.Context, key, value string, ttl time.Duration, acq []*call[grant], handOff bool) (*round[int64], decision, error) {
@@ -108,23 +108,24 @@ func (c *Client) releaseAll(ctx context.Context, key, value string, ttl time.Dur
 		setSettled[i] = i >= len(acq) || acq[i] == nil || grantSource{acq[i]}.fate().settled()
 	}
 	r, dels := prepareRound(ctx, c, c.allMasters(), timeout, sendRelease(key, value, true))
-	// A delete sent while the SET is still out could overtake it (the
-	// batcher has two connections to each master) and leave our key there
-	// until a later check. It goes out once the SET is answered instead:
-	// the master then runs it after the SET, and its "not there" is final.
-	for i, d := range dels {
-		if d != nil && !setSettled[i] && acq[i].onAnswer(func() { c.submitTo(i, d) }) {
-			dels[i], setSettled[i] = nil, true
-		}
-	}
 	for _, cl := range r.calls {
 		if cl != nil {
 			c.deletes.track(cl)
 		}
 	}
-	if handOff {
-		c.sendRelay(key, dels)
-	} else {
+	if !handOff || !c.handOffDeletes(key, dels) {
+		// A delete sent while the SET is still out could overtake it (the
+		// batcher's pipelines take any of the pool's connections) and
+		// leave our key there until a later check. It goes out once the
+		// SET is answered instead: the master then runs it after the SET,
+		// and its "not there" is final. Deletes handed to a waiting head
+		// go at once, in front of its acquire: waiting would let that
+		// acquire meet our key.
+		for i, d := range dels {
+			if d != nil && !setSettled[i] && acq[i].onAnswer(func() { c.submitTo(i, d) }) {
+				dels[i], setSettled[i] = nil, true
+			}
+		}
 		c.submit(dels)
 	}
 	d, cause := r.collect(ctx, c.everyoneVotes(), c.quorum, func(i int, rep reply[int64]) (outcome, error) {
