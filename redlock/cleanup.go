@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -41,6 +42,8 @@ type releaseSource struct {
 func (s releaseSource) fate() outcome {
 	rep, ok := s.c.result()
 	switch {
+	case ok && errors.Is(rep.err, errSetStillOut):
+		return transport // never sent, and the SET may still run
 	case ok && rep.err == nil && (rep.val == 1 || s.setSettled):
 		return no // nothing of ours is left, and nothing can appear
 	case s.setSettled:

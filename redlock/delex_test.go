@@ -3,6 +3,7 @@ package redlock
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -118,6 +119,117 @@ func TestDELEXDetectedOnRealServers(t *testing.T) {
 	eventually(t, 5*time.Second, "DELEX detected as missing on redis-server 7.0", func() bool {
 		for _, m := range c.masters {
 			if m.delex.Load() != delexNo {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// slowAcquires delays, once armed, every acquire pipeline to its master (a
+// slow master, seen from the client) and counts the DELEX sent while one of
+// them is out.
+type slowAcquires struct {
+	delay      time.Duration
+	armed      atomic.Bool
+	mu         sync.Mutex
+	acquiring  int
+	overtaking int
+	delexes    int
+}
+
+func (h *slowAcquires) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (h *slowAcquires) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (h *slowAcquires) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		acq, del := 0, 0
+		for _, cmd := range cmds {
+			switch args := cmd.Args(); {
+			case cmd.Name() == "delex":
+				del++
+			case len(args) > 1 && args[0] == "evalsha" && args[1] == acquireScript.Hash():
+				acq++
+			}
+		}
+		h.mu.Lock()
+		if del > 0 && h.acquiring > 0 {
+			h.overtaking += del
+		}
+		h.delexes += del
+		h.acquiring += acq
+		h.mu.Unlock()
+		if acq > 0 && h.armed.Load() {
+			time.Sleep(h.delay)
+		}
+		err := next(ctx, cmds)
+		h.mu.Lock()
+		h.acquiring -= acq
+		h.mu.Unlock()
+		return err
+	}
+}
+
+// On DELEX masters too, a release's delete to a master whose SET is still
+// out waits for the SET's answer: sent at once, it would run first, find
+// nothing, and the SET would leave the key behind.
+func TestDELEXWaitsForTheLastSET(t *testing.T) {
+	mr := newRig(t, 3, onMiniredis())
+	slow := &slowAcquires{delay: 300 * time.Millisecond}
+	mr.clients[2].AddHook(slow)
+	c := miniClient(t, mr.clients)
+	for _, m := range c.masters {
+		m.setDELEX(true)
+	}
+	ctx := context.Background()
+	slow.armed.Store(true)
+	lease, err := c.TryLock(ctx, "behind", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lease.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "master 2's DELEX sent", func() bool {
+		slow.mu.Lock()
+		defer slow.mu.Unlock()
+		return slow.delexes == 1
+	})
+	slow.mu.Lock()
+	overtaking := slow.overtaking
+	slow.mu.Unlock()
+	if overtaking != 0 {
+		t.Fatalf("master 2's DELEX was sent while its acquire was out")
+	}
+	if mr.mini[2].Exists("behind") {
+		t.Fatal("master 2 kept the released key")
+	}
+}
+
+// A DELEX that waits its whole per-master timeout for the SET is not sent
+// (errSetStillOut); the release still succeeds on the others, and master 2
+// is left to the background check, its SET's fate being open: no key is
+// left anywhere.
+func TestDELEXGivesUpWaitingForTheSET(t *testing.T) {
+	mr := newRig(t, 3, onMiniredis())
+	slow := &slowAcquires{delay: 1500 * time.Millisecond}
+	mr.clients[2].AddHook(slow)
+	c := miniClient(t, mr.clients) // per-master timeout 1 s
+	for _, m := range c.masters {
+		m.setDELEX(true)
+	}
+	ctx := context.Background()
+	slow.armed.Store(true)
+	lease, err := c.TryLock(ctx, "stuck", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lease.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	slow.armed.Store(false)
+	eventually(t, 10*time.Second, "the key gone from every master", func() bool {
+		for _, m := range mr.mini {
+			if m.Exists("stuck") {
 				return false
 			}
 		}

@@ -116,6 +116,13 @@ func (h *handoffs) leave(key string, p *parked) *relay {
 	return p.rl
 }
 
+// waiting reports whether a head is parked for key now.
+func (h *handoffs) waiting(key string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.parked[key] != nil
+}
+
 // give hands rl to the head parked for key, if any, and reports whether it
 // did. The caller then sends rl only through a fallback after handoffGrace.
 func (h *handoffs) give(key string, rl *relay) bool {

@@ -92,7 +92,7 @@ func (l oneKey) release(ctx context.Context) (err error) {
 // background. acq are the calls of the attempt that set the keys: where one
 // is not answered yet, the delete waits for its answer (the usual case: a
 // quorum answered and the last SET is a moment behind). Where a delete
-// does not wait (DELEX, a second release of the lease, deletes handed to a
+// does not wait (a second release of the lease, deletes handed to a
 // waiting head), the SET may still sit in a stalled master's socket and
 // run after our delete, so there a "not there" is checked again later.
 // With handOff, the deletes go through the key's parked head, if any, which
@@ -107,7 +107,7 @@ func (c *Client) releaseAll(ctx context.Context, key, value string, ttl time.Dur
 	for i := range setSettled {
 		setSettled[i] = i >= len(acq) || acq[i] == nil || grantSource{acq[i]}.fate().settled()
 	}
-	r, dels := prepareRound(ctx, c, c.allMasters(), timeout, sendRelease(key, value, true))
+	r, dels := prepareRound(ctx, c, c.allMasters(), timeout, c.afterTheSET(key, value, acq, setSettled, handOff))
 	for _, cl := range r.calls {
 		if cl != nil {
 			c.deletes.track(cl)
@@ -145,6 +145,40 @@ func (c *Client) releaseAll(ctx context.Context, key, value string, ttl time.Dur
 		}
 	}
 	return r, d, cause
+}
+
+// errSetStillOut is the answer of a DELEX that waited its whole timeout for
+// the acquire's SET to the same master: never sent, and the SET may still
+// run (classified as a timeout).
+var errSetStillOut = fmt.Errorf("delete not sent: the acquire to this master is still unanswered: %w", context.DeadlineExceeded)
+
+// afterTheSET is sendRelease for releaseAll, with DELEX (which does not go
+// through the batcher) sent only once the acquire's SET to the same master
+// was answered, so that it cannot overtake it; unless a head of this
+// Client's line waits for the key (its acquire goes right behind our
+// delete). It marks those masters settled in setSettled: their delete runs
+// after the SET, or not at all (errSetStillOut, which releaseSource keeps
+// checking).
+func (c *Client) afterTheSET(key, value string, acq []*call[grant], setSettled []bool, handOff bool) func(*master) request[int64] {
+	send := sendRelease(key, value, true)
+	headWaiting := handOff && c.handoffs.waiting(key)
+	return func(m *master) request[int64] {
+		rq, i := send(m), m.index
+		if rq.run == nil || setSettled[i] || headWaiting {
+			return rq
+		}
+		setSettled[i] = true
+		run, answered := rq.run, acq[i].done
+		rq.run = func(ctx context.Context, m *master) (int64, error) {
+			select {
+			case <-answered:
+				return run(ctx, m)
+			case <-ctx.Done():
+				return 0, errSetStillOut
+			}
+		}
+		return rq
+	}
 }
 
 // sendRelease is the owner-checked delete of one key on one master (see
