@@ -3,7 +3,6 @@ package redlock
 import (
 	"context"
 	"errors"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -126,55 +125,12 @@ func TestDELEXDetectedOnRealServers(t *testing.T) {
 	})
 }
 
-// slowAcquires delays, once armed, every acquire pipeline to its master (a
-// slow master, seen from the client) and counts the DELEX sent while one of
-// them is out.
-type slowAcquires struct {
-	delay      time.Duration
-	armed      atomic.Bool
-	mu         sync.Mutex
-	acquiring  int
-	overtaking int
-	delexes    int
-}
-
-func (h *slowAcquires) DialHook(next redis.DialHook) redis.DialHook          { return next }
-func (h *slowAcquires) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
-func (h *slowAcquires) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		acq, del := 0, 0
-		for _, cmd := range cmds {
-			switch args := cmd.Args(); {
-			case cmd.Name() == "delex":
-				del++
-			case len(args) > 1 && args[0] == "evalsha" && args[1] == acquireScript.Hash():
-				acq++
-			}
-		}
-		h.mu.Lock()
-		if del > 0 && h.acquiring > 0 {
-			h.overtaking += del
-		}
-		h.delexes += del
-		h.acquiring += acq
-		h.mu.Unlock()
-		if acq > 0 && h.armed.Load() {
-			time.Sleep(h.delay)
-		}
-		err := next(ctx, cmds)
-		h.mu.Lock()
-		h.acquiring -= acq
-		h.mu.Unlock()
-		return err
-	}
-}
-
 // On DELEX masters too, a release's delete to a master whose SET is still
 // out waits for the SET's answer: sent at once, it would run first, find
 // nothing, and the SET would leave the key behind.
 func TestDELEXWaitsForTheLastSET(t *testing.T) {
 	mr := newRig(t, 3, onMiniredis())
-	slow := &slowAcquires{delay: 300 * time.Millisecond}
+	slow := &overtakeHook{delay: 300 * time.Millisecond}
 	mr.clients[2].AddHook(slow)
 	c := miniClient(t, mr.clients)
 	for _, m := range c.masters {
@@ -190,14 +146,10 @@ func TestDELEXWaitsForTheLastSET(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, 5*time.Second, "master 2's DELEX sent", func() bool {
-		slow.mu.Lock()
-		defer slow.mu.Unlock()
-		return slow.delexes == 1
+		deletes, _ := slow.counts()
+		return deletes == 1
 	})
-	slow.mu.Lock()
-	overtaking := slow.overtaking
-	slow.mu.Unlock()
-	if overtaking != 0 {
+	if _, overtaking := slow.counts(); overtaking != 0 {
 		t.Fatalf("master 2's DELEX was sent while its acquire was out")
 	}
 	if mr.mini[2].Exists("behind") {
@@ -211,7 +163,7 @@ func TestDELEXWaitsForTheLastSET(t *testing.T) {
 // left anywhere.
 func TestDELEXGivesUpWaitingForTheSET(t *testing.T) {
 	mr := newRig(t, 3, onMiniredis())
-	slow := &slowAcquires{delay: 1500 * time.Millisecond}
+	slow := &overtakeHook{delay: 1500 * time.Millisecond}
 	mr.clients[2].AddHook(slow)
 	c := miniClient(t, mr.clients) // per-master timeout 1 s
 	for _, m := range c.masters {

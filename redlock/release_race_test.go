@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -44,43 +45,57 @@ func TestReleaseRightAfterLockLeavesNoKey(t *testing.T) {
 	})
 }
 
-// orderHook watches one master's pipelines: how many acquires are out, and
-// whether a release's delete was sent while one was.
-type orderHook struct {
+// overtakeHook watches one master's pipelines: how many acquires are out,
+// how many deletes were sent (release scripts and DELEX), and how many of
+// them while an acquire was out. Once armed, it holds every acquire back
+// for delay before sending it (a slow master, seen from the client).
+type overtakeHook struct {
+	delay      time.Duration
+	armed      atomic.Bool
 	mu         sync.Mutex
 	acquiring  int
 	overtaking int // deletes sent while an acquire was out
 	deletes    int
 }
 
-func (h *orderHook) DialHook(next redis.DialHook) redis.DialHook          { return next }
-func (h *orderHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
-func (h *orderHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+func (h *overtakeHook) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (h *overtakeHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (h *overtakeHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		acq, rel := 0, 0
+		acq, del := 0, 0
 		for _, cmd := range cmds {
-			if args := cmd.Args(); len(args) > 1 && args[0] == "evalsha" {
-				switch args[1] {
-				case acquireScript.Hash():
-					acq++
-				case releaseScript.Hash():
-					rel++
-				}
+			switch args := cmd.Args(); {
+			case cmd.Name() == "delex":
+				del++
+			case len(args) > 1 && args[0] == "evalsha" && args[1] == acquireScript.Hash():
+				acq++
+			case len(args) > 1 && args[0] == "evalsha" && args[1] == releaseScript.Hash():
+				del++
 			}
 		}
 		h.mu.Lock()
-		if rel > 0 && h.acquiring > 0 {
-			h.overtaking += rel
+		if del > 0 && h.acquiring > 0 {
+			h.overtaking += del
 		}
-		h.deletes += rel
+		h.deletes += del
 		h.acquiring += acq
 		h.mu.Unlock()
+		if acq > 0 && h.armed.Load() {
+			time.Sleep(h.delay)
+		}
 		err := next(ctx, cmds)
 		h.mu.Lock()
 		h.acquiring -= acq
 		h.mu.Unlock()
 		return err
 	}
+}
+
+// counts returns the deletes sent and those sent while an acquire was out.
+func (h *overtakeHook) counts() (deletes, overtaking int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.deletes, h.overtaking
 }
 
 // A lease released while one master's SET is still out (the master is
@@ -90,7 +105,7 @@ func (h *orderHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 // the key, with nothing left for a background check.
 func TestReleaseWaitsForTheLastSET(t *testing.T) {
 	r := newRig(t, 3, withRedisOptions(patientClients))
-	hook := &orderHook{}
+	hook := &overtakeHook{}
 	r.clients[2].AddHook(hook)
 	c := r.client(t, WithMasterTimeout(10*time.Second))
 	ctx := context.Background()
@@ -105,10 +120,8 @@ func TestReleaseWaitsForTheLastSET(t *testing.T) {
 	}
 	resume(t, r, 2)
 	gone(t, r.clients, "behind")
-	hook.mu.Lock()
-	defer hook.mu.Unlock()
-	if hook.overtaking != 0 || hook.deletes != 2 { // the warm-up's and ours
-		t.Fatalf("master 2 got %d deletes, %d of them while an acquire was out; want 2, none", hook.deletes, hook.overtaking)
+	if deletes, overtaking := hook.counts(); overtaking != 0 || deletes != 2 { // the warm-up's and ours
+		t.Fatalf("master 2 got %d deletes, %d of them while an acquire was out; want 2, none", deletes, overtaking)
 	}
 }
 
