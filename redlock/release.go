@@ -91,8 +91,10 @@ func (l oneKey) release(ctx context.Context) (err error) {
 // confirmed or a majority became impossible; the others are finished in the
 // background. acq are the calls of the attempt that set the keys: where one
 // is not answered yet, the delete waits for its answer (the usual case: a
-// quorum answered and the last SET is a moment behind). Where a delete
-// does not wait (a second release of the lease, deletes handed to a
+// quorum answered and the last SET is a moment behind): queued from the
+// answer on script masters, in its goroutine on DELEX ones (afterTheSET).
+// Where a delete does not wait (on a script master, the second release of
+// a lease whose keys were already being removed; deletes handed to a
 // waiting head), the SET may still sit in a stalled master's socket and
 // run after our delete, so there a "not there" is checked again later.
 // With handOff, the deletes go through the key's parked head, if any, which
