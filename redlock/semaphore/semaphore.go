@@ -171,6 +171,10 @@ func (s *Semaphore) TryAcquire(ctx context.Context) (*Permit, error) {
 	token, err := s.one.acquire(octx, id)
 	cancel()
 	if err != nil {
+		var reply redis.Error
+		if !errors.As(err, &reply) && !errors.Is(err, ErrBusy) {
+			s.giveBack(id) // no answer: the master may have admitted id
+		}
 		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 			err = fmt.Errorf("%w: %w", cerr, err)
 		}
@@ -183,6 +187,36 @@ func (s *Semaphore) TryAcquire(ctx context.Context) (*Permit, error) {
 	p := newPermit(s, id, token, start)
 	s.cfg.logger.Debug("semaphore: acquired", "name", s.name, "variant", s.cfg.variant.String(), "token", uint64(token))
 	return p, nil
+}
+
+// giveBackSettle is how long after a first give-back giveBack removes the
+// permit once more: an attempt whose answer was lost (its context ended, the
+// connection broke) may still sit in a stalled master's socket, and run
+// after a release sent on another connection.
+const giveBackSettle = time.Second
+
+// giveBack removes, in the background, the place an attempt without an
+// answer may have taken (owner-checked by id): at once, and again after
+// giveBackSettle. Without it the place would stay taken until its timeout
+// (the permit's holder never learned of it). Close ends the wait.
+func (s *Semaphore) giveBack(id string) {
+	s.goBackground(func() {
+		release := func() {
+			ctx, cancel := context.WithTimeout(context.Background(), s.masterTimeout())
+			defer cancel()
+			if err := s.one.release(ctx, id); err != nil && !errors.Is(err, ErrLost) {
+				s.cfg.logger.Debug("semaphore: giving back an unanswered attempt's place", "name", s.name, "err", err)
+			}
+		}
+		release()
+		t := s.cfg.clock.NewTimer(giveBackSettle)
+		defer t.Stop()
+		select {
+		case <-t.C():
+			release()
+		case <-s.closing():
+		}
+	})
 }
 
 // Holders reports how many permits are live now: entries not timed out on
