@@ -38,11 +38,11 @@ type call[T any] struct {
 // answeredMark is the afterAnswer of an answered call. It is never called.
 var answeredMark = new(func())
 
-// onAnswer arranges for f to run, once, right after cl is answered (in the
+// onAnswer arranges for *f to run, once, right after cl is answered (in the
 // goroutine that answers it), and reports true. It reports false, and
-// never runs f, when cl is answered already or another f is waiting.
-func (cl *call[T]) onAnswer(f func()) bool {
-	return cl.afterAnswer.CompareAndSwap(nil, &f)
+// never runs it, when cl is answered already or another is waiting.
+func (cl *call[T]) onAnswer(f *func()) bool {
+	return cl.afterAnswer.CompareAndSwap(nil, f)
 }
 
 // answer takes a script's answer from the batcher (the queued's to).

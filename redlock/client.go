@@ -38,7 +38,7 @@ type Client struct {
 	holders  *localHolders
 	handoffs *handoffs
 	notifier *notifier
-	deletes  outstanding // releases' deletes on their way: Close sends them first
+	deletes  *outstanding // releases' deletes on their way: Close sends them first
 
 	bg    *background.Group // every goroutine the Client or its leases start
 	bgCtx context.Context   // cancelled by Close: the context of long background work
@@ -105,6 +105,7 @@ func New(masters []redis.UniversalClient, opts ...Option) (*Client, error) {
 		queues:   newFIFOQueues(),
 		holders:  newLocalHolders(),
 		handoffs: newHandoffs(),
+		deletes:  newOutstanding(),
 		bg:       background.New(),
 	}
 	c.bgCtx, c.stop = context.WithCancel(context.Background())

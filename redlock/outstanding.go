@@ -9,22 +9,29 @@ import (
 // a master (Release returns at a quorum; the last masters' deletes follow),
 // so that Close can send them before it stops the batchers: a program that
 // releases, closes and exits leaves no key behind on the slower masters.
+// Tracking a delete allocates nothing: the channel Close waits on is made
+// only when Close finds deletes outstanding.
 type outstanding struct {
 	mu   sync.Mutex
 	n    int
-	idle chan struct{} // closed when n falls back to 0
+	idle chan struct{} // made by wait, closed when n falls back to 0
+	// answered is done, made once, for each tracked call to run.
+	answered func()
+}
+
+func newOutstanding() *outstanding {
+	o := &outstanding{}
+	o.answered = o.done
+	return o
 }
 
 // track counts cl until it is answered; a call answered already is not
 // counted.
 func (o *outstanding) track(cl *call[int64]) {
 	o.mu.Lock()
-	if o.n == 0 {
-		o.idle = make(chan struct{})
-	}
 	o.n++
 	o.mu.Unlock()
-	if !cl.onAnswer(o.done) {
+	if !cl.onAnswer(&o.answered) {
 		o.done()
 	}
 }
@@ -32,8 +39,9 @@ func (o *outstanding) track(cl *call[int64]) {
 func (o *outstanding) done() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.n--; o.n == 0 {
+	if o.n--; o.n == 0 && o.idle != nil {
 		close(o.idle)
+		o.idle = nil
 	}
 }
 
@@ -44,6 +52,9 @@ func (o *outstanding) wait(d time.Duration) bool {
 	if o.n == 0 {
 		o.mu.Unlock()
 		return true
+	}
+	if o.idle == nil {
+		o.idle = make(chan struct{})
 	}
 	idle := o.idle
 	o.mu.Unlock()

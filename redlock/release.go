@@ -124,7 +124,10 @@ func (c *Client) releaseAll(ctx context.Context, key, value string, ttl time.Dur
 		// go at once, in front of its acquire: waiting would let that
 		// acquire meet our key.
 		for i, d := range dels {
-			if d != nil && !setSettled[i] && acq[i].onAnswer(func() { c.submitTo(i, d) }) {
+			if d == nil || setSettled[i] {
+				continue
+			}
+			if send := func() { c.submitTo(i, d) }; acq[i].onAnswer(&send) {
 				dels[i], setSettled[i] = nil, true
 			}
 		}
@@ -163,10 +166,9 @@ var errSetStillOut = fmt.Errorf("delete not sent: the acquire to this master is 
 // checking).
 func (c *Client) afterTheSET(key, value string, acq []*call[grant], setSettled []bool, handOff bool) func(*master) request[int64] {
 	send := sendRelease(key, value, true)
-	headWaiting := handOff && c.handoffs.waiting(key)
 	return func(m *master) request[int64] {
 		rq, i := send(m), m.index
-		if rq.run == nil || setSettled[i] || headWaiting {
+		if rq.run == nil || setSettled[i] || handOff && c.handoffs.waiting(key) {
 			return rq
 		}
 		setSettled[i] = true
