@@ -129,22 +129,7 @@ func TestDELEXDetectedOnRealServers(t *testing.T) {
 // out waits for the SET's answer: sent at once, it would run first, find
 // nothing, and the SET would leave the key behind.
 func TestDELEXWaitsForTheLastSET(t *testing.T) {
-	mr := newRig(t, 3, onMiniredis())
-	slow := &overtakeHook{delay: 300 * time.Millisecond}
-	mr.clients[2].AddHook(slow)
-	c := miniClient(t, mr.clients)
-	for _, m := range c.masters {
-		m.setDELEX(true)
-	}
-	ctx := context.Background()
-	slow.armed.Store(true)
-	lease, err := c.TryLock(ctx, "behind", 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := lease.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
+	mr, slow := releaseBehindASlowDELEXMaster(t, "behind", 300*time.Millisecond)
 	eventually(t, 5*time.Second, "master 2's DELEX sent", func() bool {
 		deletes, _ := slow.counts()
 		return deletes == 1
@@ -162,22 +147,7 @@ func TestDELEXWaitsForTheLastSET(t *testing.T) {
 // is left to the background check, its SET's fate being open: no key is
 // left anywhere.
 func TestDELEXGivesUpWaitingForTheSET(t *testing.T) {
-	mr := newRig(t, 3, onMiniredis())
-	slow := &overtakeHook{delay: 1500 * time.Millisecond}
-	mr.clients[2].AddHook(slow)
-	c := miniClient(t, mr.clients) // per-master timeout 1 s
-	for _, m := range c.masters {
-		m.setDELEX(true)
-	}
-	ctx := context.Background()
-	slow.armed.Store(true)
-	lease, err := c.TryLock(ctx, "stuck", 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := lease.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
+	mr, slow := releaseBehindASlowDELEXMaster(t, "stuck", 1500*time.Millisecond) // past the per-master timeout of 1 s
 	slow.armed.Store(false)
 	eventually(t, 10*time.Second, "the key gone from every master", func() bool {
 		for _, m := range mr.mini {
@@ -187,4 +157,21 @@ func TestDELEXGivesUpWaitingForTheSET(t *testing.T) {
 		}
 		return true
 	})
+}
+
+// releaseBehindASlowDELEXMaster locks key on three miniredis masters that
+// have DELEX, with master 2's acquires held back for delay by its hook, and
+// releases it at once (both must succeed, by the other two).
+func releaseBehindASlowDELEXMaster(t *testing.T, key string, delay time.Duration) (*rig, *overtakeHook) {
+	t.Helper()
+	mr := newRig(t, 3, onMiniredis())
+	slow := &overtakeHook{delay: delay}
+	mr.clients[2].AddHook(slow)
+	c := miniClient(t, mr.clients) // per-master timeout 1 s
+	for _, m := range c.masters {
+		m.setDELEX(true)
+	}
+	slow.armed.Store(true)
+	lockAndRelease(t, c, key, 5*time.Second)
+	return mr, slow
 }

@@ -108,16 +108,9 @@ func TestReleaseWaitsForTheLastSET(t *testing.T) {
 	hook := &overtakeHook{}
 	r.clients[2].AddHook(hook)
 	c := r.client(t, WithMasterTimeout(10*time.Second))
-	ctx := context.Background()
 	warmUpEverywhere(t, r, c)
 	pause(t, r, 2)
-	lease, err := c.TryLock(ctx, "behind", time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := lease.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
+	lockAndRelease(t, c, "behind", time.Minute)
 	resume(t, r, 2)
 	gone(t, r.clients, "behind")
 	if deletes, overtaking := hook.counts(); overtaking != 0 || deletes != 2 { // the warm-up's and ours
@@ -132,19 +125,12 @@ func TestReleaseWaitsForTheLastSET(t *testing.T) {
 func TestReleaseAfterLockSendsOneDeletePerMaster(t *testing.T) {
 	r := newRig(t, 5)
 	c := r.client(t)
-	ctx := context.Background()
 	warmUp(t, c)
 	gone(t, r.clients, "warmup")
 	resetCommandStats(t, r)
 	const n = 1000
 	for i := range n {
-		l, err := c.TryLock(ctx, fmt.Sprintf("once:%d", i), 10*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := l.Release(ctx); err != nil {
-			t.Fatal(err)
-		}
+		lockAndRelease(t, c, fmt.Sprintf("once:%d", i), 10*time.Second)
 	}
 	for i := range n {
 		gone(t, r.clients, fmt.Sprintf("once:%d", i))
@@ -167,16 +153,9 @@ func TestCloseSendsTheDeletesOfReleasedLeases(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	ctx := context.Background()
 	warmUpEverywhere(t, r, c)
 	pause(t, r, 2)
-	lease, err := c.TryLock(ctx, "closing", time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := lease.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
+	lockAndRelease(t, c, "closing", time.Minute)
 	time.AfterFunc(300*time.Millisecond, func() { _ = r.Servers[2].Resume() })
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
@@ -191,13 +170,6 @@ func TestCloseSendsTheDeletesOfReleasedLeases(t *testing.T) {
 // answered c once.
 func warmUpEverywhere(t *testing.T, r *rig, c *Client) {
 	t.Helper()
-	ctx := context.Background()
-	warm, err := c.TryLock(ctx, "warm-up", time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := warm.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
+	lockAndRelease(t, c, "warm-up", time.Minute)
 	gone(t, r.clients, "warm-up")
 }

@@ -145,13 +145,20 @@ func certify(t testing.TB, r *rig, opts ...Option) *Client {
 // warmUp takes and releases one lock with every master up.
 func warmUp(t testing.TB, c *Client) {
 	t.Helper()
+	lockAndRelease(t, c, "warmup", time.Second)
+}
+
+// lockAndRelease takes key with TryLock and releases it at once, failing
+// the test on any error.
+func lockAndRelease(t testing.TB, c *Client, key string, ttl time.Duration) {
+	t.Helper()
 	ctx := context.Background()
-	l, err := c.TryLock(ctx, "warmup", time.Second)
+	l, err := c.TryLock(ctx, key, ttl)
 	if err != nil {
-		t.Fatalf("warm-up lock: %v", err)
+		t.Fatalf("lock %s: %v", key, err)
 	}
 	if err := l.Release(ctx); err != nil {
-		t.Fatal(err)
+		t.Fatalf("release %s: %v", key, err)
 	}
 }
 

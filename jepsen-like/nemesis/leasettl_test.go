@@ -75,15 +75,7 @@ func TestRestartLongRetriesWithoutAHold(t *testing.T) {
 	rec := runRestartLong(t, f, ttl)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	order := []string{"gate c2", "ungate", "lease ttl c2 " + (long + time.Millisecond).String(), "gate c2", "rejoin except c2", "kill m1"}
-	at := -1
-	for _, want := range order {
-		i := slices.Index(f.calls[at+1:], want)
-		if i < 0 {
-			t.Fatalf("%q not after %d in %v", want, at, f.calls)
-		}
-		at += 1 + i
-	}
+	callsInOrder(t, f.calls, "gate c2", "ungate", "lease ttl c2 "+(long+time.Millisecond).String(), "gate c2", "rejoin except c2", "kill m1")
 	if !f.killedAt.After(f.entry) || f.entryTTL != long+time.Millisecond {
 		t.Errorf("killed at %v, not after the entries of %v (%v, end %v)", f.killedAt, long+time.Millisecond, f.entryTTL, f.entry)
 	}
@@ -119,17 +111,21 @@ func TestRestartLongOrder(t *testing.T) {
 	if !f.killedAt.After(f.entry) {
 		t.Errorf("killed at %v, not after the entries' end %v", f.killedAt, f.entry)
 	}
-	order := []string{"lease ttl c0 " + (generator.LongLeaseTTLs * ttl).String(), "lease ttl c2 0s", "lease ttl c2 " + (generator.LongLeaseTTLs * ttl).String(), "gate c2", "rejoin except c2", "gate c-1", "kill m1", "start(0) m1", "ungate"}
+	long := (generator.LongLeaseTTLs * ttl).String()
+	callsInOrder(t, f.calls, "lease ttl c0 "+long, "lease ttl c2 0s", "lease ttl c2 "+long, "gate c2", "rejoin except c2", "gate c-1", "kill m1", "start(0) m1", "ungate")
+}
+
+// callsInOrder fails t unless calls holds want in that order, each the
+// first match after the one before.
+func callsInOrder(t *testing.T, calls []string, want ...string) {
+	t.Helper()
 	at := -1
-	for _, want := range order {
-		i := slices.Index(f.calls[at+1:], want) // in order: the first after the last found
-		if i >= 0 {
-			i += at + 1
+	for _, w := range want {
+		i := slices.Index(calls[at+1:], w)
+		if i < 0 {
+			t.Fatalf("%q not after %d in %v", w, at, calls)
 		}
-		if i <= at {
-			t.Fatalf("%q at %d, want it after %d in %v", want, i, at, f.calls)
-		}
-		at = i
+		at += 1 + i
 	}
 }
 
