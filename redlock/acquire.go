@@ -29,15 +29,17 @@ type grant struct {
 const waitingUnknown = 1 << 30
 
 // sendAcquire builds round 1's request: one script call, sent the same to
-// every master, with an INFO after it (rule V).
+// every master, with an INFO after it (rule V). A master's batcher may send
+// it in one call with other acquires (merge.go).
 func (c *Client) sendAcquire(key string, bucket int, value string, ttl time.Duration, proposal fencing.Token, releasedValue string) func(*master) request[grant] {
 	buckets := ""
 	if c.cfg.fencing {
 		buckets = strconv.Itoa(c.cfg.buckets)
 	}
 	call := newScriptCall(acquireScript,
-		[]string{key, keys.Bucket(bucket), keys.Legacy(key), keys.Floor, keys.Cert, keys.Lambda, keys.FenceBuckets, keys.Incarnation},
-		value, ttl.Milliseconds(), proposal.String(), releasedValue, keys.ChannelPrefix+key, buckets)
+		[]string{keys.FenceBuckets, keys.Floor, keys.Cert, keys.Lambda, keys.Incarnation, key, keys.Bucket(bucket), keys.Legacy(key)},
+		buckets, value, ttl.Milliseconds(), proposal.String(), releasedValue, keys.ChannelPrefix+key)
+	call.perLock = acquireLayout
 	call.lineage = c.cfg.quarantine || !c.identified.Load() // without quarantine, until every master was identified
 	rq := request[grant]{call: call, parse: func(cmd *redis.Cmd) (grant, error) {
 		res, err := cmd.Slice()

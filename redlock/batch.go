@@ -152,13 +152,13 @@ func (b *batcher) work() {
 	}
 }
 
-// exec sends batch as one pipeline of EVALSHA, and the scripts a master does
-// not have (after a restart) as a second pipeline of EVAL. Calls whose
-// deadline passed while they were queued are not sent.
+// exec sends batch as one pipeline of EVALSHA, neighbouring acquires merged
+// into one call (merge.go), and the scripts a master does not have (after a
+// restart) as a second pipeline of EVAL. Calls whose deadline passed while
+// they were queued are not sent.
 func (b *batcher) exec(batch []*queued) {
 	now := time.Now()
 	live := batch[:0:0]
-	cmds := make([]*redis.Cmd, 0, len(batch))
 	var deadline time.Time
 	for _, q := range batch {
 		if !now.Before(q.deadline) {
@@ -179,14 +179,16 @@ func (b *batcher) exec(batch []*queued) {
 		ctx, cancel = context.WithDeadline(ctx, deadline)
 		defer cancel()
 	}
+	sends := sendings(live)
 	pipe := b.m.rdb.Pipeline()
-	for _, q := range live {
-		cmds = append(cmds, pipe.Do(ctx, q.call.evalsha...))
+	cmds := make([]*redis.Cmd, len(sends))
+	for i, s := range sends {
+		cmds[i] = pipe.Do(ctx, s.call.evalsha...)
 	}
 	after := lineageAfter(ctx, pipe, live)
 	_, execErr := pipe.Exec(ctx)
 	stampUnanswered(cmds, execErr)
-	lineages := make([]seen, len(live))
+	lineages := make([]seen, len(sends))
 	first := after()
 	for i := range lineages {
 		lineages[i] = first
@@ -201,17 +203,17 @@ func (b *batcher) exec(batch []*queued) {
 		// NOSCRIPT: nothing ran. Calls whose deadline passed meanwhile keep
 		// that error rather than being sent late.
 		now := time.Now()
-		missing = slices.DeleteFunc(missing, func(i int) bool { return !now.Before(live[i].deadline) })
+		missing = slices.DeleteFunc(missing, func(i int) bool { return !now.Before(sends[i].deadline()) })
 	}
 	if len(missing) > 0 {
 		pipe := b.m.rdb.Pipeline()
 		resent := make([]*redis.Cmd, 0, len(missing))
-		asking := make([]*queued, 0, len(missing))
+		var asking []*queued
 		for _, i := range missing {
-			sc := live[i].call
+			sc := sends[i].call
 			cmds[i] = sc.script.Eval(ctx, pipe, sc.keys, sc.args...)
 			resent = append(resent, cmds[i])
-			asking = append(asking, live[i])
+			asking = append(asking, sends[i].of...)
 		}
 		after := lineageAfter(ctx, pipe, asking)
 		_, execErr := pipe.Exec(ctx)
@@ -221,8 +223,8 @@ func (b *batcher) exec(batch []*queued) {
 			lineages[i] = again
 		}
 	}
-	for i, q := range live {
-		q.to.answer(cmds[i], lineages[i])
+	for i, s := range sends {
+		s.answer(cmds[i], lineages[i])
 	}
 }
 

@@ -15,13 +15,26 @@ import (
 // EVAL after NOSCRIPT), direct or pipelined.
 type scriptCounter struct {
 	sha, src string
+	perLock  lockLayout // set: count the locks of each call (merge.go), not the calls
 	n        atomic.Int64
 }
 
+// acquireCounter counts the locks acquire calls ask for.
+func acquireCounter() *scriptCounter {
+	return &scriptCounter{sha: acquireScript.Hash(), src: acquireSrc, perLock: acquireLayout}
+}
+
 func (h *scriptCounter) count(cmd redis.Cmder) {
-	if a := cmd.Args(); len(a) > 1 && (a[1] == h.sha || a[1] == h.src) {
-		h.n.Add(1)
+	a := cmd.Args()
+	if len(a) < 3 || (a[1] != h.sha && a[1] != h.src) {
+		return
 	}
+	if h.perLock == (lockLayout{}) {
+		h.n.Add(1)
+		return
+	}
+	keys, _ := a[2].(int) // newScriptCall's and Script.Eval's key count
+	h.n.Add(int64((keys - h.perLock.sharedKeys) / h.perLock.keysPerLock))
 }
 
 func (h *scriptCounter) DialHook(next redis.DialHook) redis.DialHook { return next }

@@ -15,7 +15,7 @@ import (
 // every pipeline whose first command is holds ("info": probes; "evalsha":
 // scripts), as a stalled master would hold them on the wire but with the
 // test knowing how many are held. Everything else goes through. It records
-// the first key of every script it lets through.
+// the first key of every script it lets through (of an acquire, each lock's key).
 type pipelineGate struct {
 	holds string // the first command of the pipelines it holds
 
@@ -120,7 +120,14 @@ func (g *pipelineGate) wait(ctx context.Context, cmds []redis.Cmder) bool {
 		return false
 	}
 	for _, cmd := range cmds {
-		if args := cmd.Args(); len(args) > 3 && (cmd.Name() == "evalsha" || cmd.Name() == "eval") {
+		args := cmd.Args()
+		switch {
+		case len(args) <= 3 || (cmd.Name() != "evalsha" && cmd.Name() != "eval"):
+		case args[1] == acquireScript.Hash() || args[1] == acquireSrc:
+			for _, key := range lockKeys(args) {
+				g.sent = append(g.sent, sentScript{cmd.Name(), key})
+			}
+		default:
 			g.sent = append(g.sent, sentScript{cmd.Name(), fmt.Sprint(args[3])})
 		}
 	}

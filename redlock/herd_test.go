@@ -76,7 +76,7 @@ func TestRefusalCountsWaitingClients(t *testing.T) {
 func TestSplitVoteRetriesSoonRefusalWaits(t *testing.T) {
 	r := newRig(t, 3)
 	ctx := context.Background()
-	acquires := &scriptCounter{sha: acquireScript.Hash(), src: acquireSrc}
+	acquires := acquireCounter()
 	if err := acquireScript.Load(ctx, r.clients[2]).Err(); err != nil { // no EVAL after NOSCRIPT to count twice
 		t.Fatal(err)
 	}

@@ -48,6 +48,9 @@ type scriptCall struct {
 	args    []any
 	evalsha []any
 	lineage bool
+	// perLock, when set, says the script takes several locks in one call
+	// and how its keys and arguments are laid out (merge.go).
+	perLock lockLayout
 }
 
 func newScriptCall(script *redis.Script, keys []string, args ...any) *scriptCall {
