@@ -36,10 +36,7 @@ func (c *Client) sendAcquire(key string, bucket int, value string, ttl time.Dura
 	if c.cfg.fencing {
 		buckets = strconv.Itoa(c.cfg.buckets)
 	}
-	call := newScriptCall(acquireScript,
-		[]string{keys.FenceBuckets, keys.Floor, keys.Cert, keys.Lambda, keys.Incarnation, key, keys.Bucket(bucket), keys.Legacy(key)},
-		buckets, value, ttl.Milliseconds(), proposal.String(), releasedValue, keys.ChannelPrefix+key)
-	call.perLock = acquireLayout
+	call := acquireCall(key, bucket, value, ttl, proposal, releasedValue, buckets)
 	call.lineage = c.cfg.quarantine || !c.identified.Load() // without quarantine, until every master was identified
 	rq := request[grant]{call: call, parse: func(cmd *redis.Cmd) (grant, error) {
 		res, err := cmd.Slice()
@@ -49,6 +46,18 @@ func (c *Client) sendAcquire(key string, bucket int, value string, ttl time.Dura
 		return parseGrant(res)
 	}}
 	return func(*master) request[grant] { return rq }
+}
+
+// acquireCall is one lock's call of acquire.lua (its layout is the script's
+// header), which a batcher may merge with its neighbours into one call of
+// acquire_many.lua (merge.go). buckets is the fence-bucket count, or ”
+// with fencing off.
+func acquireCall(key string, bucket int, value string, ttl time.Duration, proposal fencing.Token, releasedValue, buckets string) *scriptCall {
+	call := newScriptCall(acquireScript,
+		[]string{key, keys.Bucket(bucket), keys.Legacy(key), keys.Floor, keys.Cert, keys.Lambda, keys.FenceBuckets, keys.Incarnation},
+		value, ttl.Milliseconds(), proposal.String(), releasedValue, keys.ChannelPrefix+key, buckets)
+	call.merge = acquireMerge
+	return call
 }
 
 func parseGrant(res []any) (grant, error) {

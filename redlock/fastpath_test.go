@@ -15,38 +15,61 @@ import (
 // EVAL after NOSCRIPT), direct or pipelined.
 type scriptCounter struct {
 	sha, src string
-	perLock  lockLayout // set: count the locks of each call (merge.go), not the calls
 	n        atomic.Int64
+	// of acquires: merged calls of acquire_many.lua count their locks
+	many bool
 }
 
-// acquireCounter counts the locks acquire calls ask for.
+// acquireCounter counts the locks acquire calls ask for, lone or merged.
 func acquireCounter() *scriptCounter {
-	return &scriptCounter{sha: acquireScript.Hash(), src: acquireSrc, perLock: acquireLayout}
+	return &scriptCounter{sha: acquireScript.Hash(), src: acquireSrc, many: true}
 }
 
 func (h *scriptCounter) count(cmd redis.Cmder) {
 	a := cmd.Args()
-	if len(a) < 3 || (a[1] != h.sha && a[1] != h.src) {
-		return
-	}
-	if h.perLock == (lockLayout{}) {
+	switch {
+	case len(a) < 3:
+	case a[1] == h.sha || a[1] == h.src:
 		h.n.Add(1)
-		return
+	case h.many && (a[1] == acquireManyScript.Hash() || a[1] == acquireManySrc):
+		h.n.Add(int64(len(lockKeys(a))))
 	}
-	keys, _ := a[2].(int) // newScriptCall's and Script.Eval's key count
-	h.n.Add(int64((keys - h.perLock.sharedKeys) / h.perLock.keysPerLock))
 }
 
+// lockKeys are the lock keys of an EVALSHA or EVAL of acquire_many.lua.
+func lockKeys(args []any) []string {
+	n := args[2].(int) // newScriptCall's and Script.Eval's key count
+	m := acquireMerge
+	var out []string
+	for k := len(m.sharedKeys); k < n; k += len(m.lockKeys) {
+		out = append(out, args[3+k].(string))
+	}
+	return out
+}
+
+// The hooks count a call once it ran: not when the master answered
+// NOSCRIPT (nothing ran), so its EVAL after is not counted twice.
 func (h *scriptCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (h *scriptCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error { h.count(cmd); return next(ctx, cmd) }
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		h.countRun(cmd)
+		return err
+	}
 }
 func (h *scriptCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
 		for _, c := range cmds {
-			h.count(c)
+			h.countRun(c)
 		}
-		return next(ctx, cmds)
+		return err
+	}
+}
+
+func (h *scriptCounter) countRun(cmd redis.Cmder) {
+	if err := cmd.Err(); err == nil || !isNoScript(err) {
+		h.count(cmd)
 	}
 }
 

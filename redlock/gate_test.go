@@ -123,7 +123,7 @@ func (g *pipelineGate) wait(ctx context.Context, cmds []redis.Cmder) bool {
 		args := cmd.Args()
 		switch {
 		case len(args) <= 3 || (cmd.Name() != "evalsha" && cmd.Name() != "eval"):
-		case args[1] == acquireScript.Hash() || args[1] == acquireSrc:
+		case args[1] == acquireManyScript.Hash() || args[1] == acquireManySrc:
 			for _, key := range lockKeys(args) {
 				g.sent = append(g.sent, sentScript{cmd.Name(), key})
 			}

@@ -137,7 +137,7 @@ func TestReleaseSendsTheNextHeadsAcquireBehindItsDelete(t *testing.T) {
 			switch {
 			case relFrom == "" && strings.Contains(line, releaseScript.Hash()):
 				relFrom = monitorClient(line)
-			case relFrom != "" && strings.Contains(line, acquireScript.Hash()):
+			case relFrom != "" && (strings.Contains(line, acquireScript.Hash()) || strings.Contains(line, acquireManyScript.Hash())):
 				acqFrom = monitorClient(line)
 			}
 		}

@@ -77,8 +77,10 @@ func TestSplitVoteRetriesSoonRefusalWaits(t *testing.T) {
 	r := newRig(t, 3)
 	ctx := context.Background()
 	acquires := acquireCounter()
-	if err := acquireScript.Load(ctx, r.clients[2]).Err(); err != nil { // no EVAL after NOSCRIPT to count twice
-		t.Fatal(err)
+	for _, script := range []*redis.Script{acquireScript, acquireManyScript} {
+		if err := script.Load(ctx, r.clients[2]).Err(); err != nil { // no EVAL after NOSCRIPT to count twice
+			t.Fatal(err)
+		}
 	}
 	r.clients[2].AddHook(acquires)
 	c := r.client(t, WithReleaseNotifications(false),

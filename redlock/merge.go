@@ -3,52 +3,121 @@ package redlock
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// Merging. The acquires a batcher worker sends to its master one after
-// another go as one call of acquire.lua, which takes many locks: the master
-// runs one script instead of one per lock, and reads what the locks share
-// (the certificate, the incarnation, the floor, the fence-bucket count,
-// the clock and each TTL's lambda entry) once. A lock's error (a key of
-// another type) stays its own: the script answers each lock apart.
-// Only neighbours merge, so the pipeline's order holds: a release chained in
-// front of the next head's acquire stays in front of it
-// (docs/performance.md has what merging saves).
+// Merging. Neighbouring acquires in a batcher's pipeline go to the master as
+// one call of acquire_many.lua: the master runs one script instead of one
+// per lock, and reads what the locks share (the certificate, the
+// incarnation, the floor, the fence-bucket count, the clock and each TTL's
+// lambda entry) once. Each lock is answered apart, as acquire.lua would
+// answer it, its error (a key of another type) its own. A lone acquire
+// stays a call of acquire.lua, which costs its master less. Only
+// neighbours merge, so the pipeline's order holds: a release chained in
+// front of the next head's acquire stays in front of it.
+// docs/design.md (Auto-pipelining) has the layout, docs/performance.md what
+// merging saves.
 
 // maxMerge bounds the locks of one merged call: the master runs the call
 // atomically, and other clients wait behind it.
 const maxMerge = 32
 
-// lockLayout is how a script that takes several locks lays out its keys and
-// arguments: the first shared of each are common to every lock, and the
-// rest come perLock at a time. The zero lockLayout is a script of one lock.
-type lockLayout struct {
-	sharedKeys, sharedArgs   int
-	keysPerLock, argsPerLock int
+// merger says how calls of one script join a call of another that takes
+// many locks: which of a call's keys and arguments every lock shares (taken
+// once, from the first call), and which are its lock's own (taken from each
+// call, in order). The script answers one reply per lock.
+type merger struct {
+	into                 *redis.Script
+	sharedKeys, lockKeys []int
+	sharedArgs, lockArgs []int
 }
 
-// acquireLayout is acquire.lua's: five shared keys (fence-bucket count,
-// floor, certificate, lambda set, incarnation), the fence-bucket count as
-// its one shared argument, and three keys and five arguments per lock.
-var acquireLayout = lockLayout{sharedKeys: 5, sharedArgs: 1, keysPerLock: 3, argsPerLock: 5}
+// acquireMerge merges acquire.lua's calls into acquire_many.lua's (both
+// scripts' headers have the layouts): KEYS fence-bucket count, floor,
+// certificate, lambda set, incarnation, then per lock the key, its
+// bucket's counter and its earlier-version counter; ARGV the fence-bucket
+// count, then per lock the value, TTL, proposal, released value and
+// release channel.
+var acquireMerge = &merger{
+	into:       acquireManyScript,
+	sharedKeys: []int{6, 3, 4, 5, 7},
+	lockKeys:   []int{0, 1, 2},
+	sharedArgs: []int{5},
+	lockArgs:   []int{0, 1, 2, 3, 4},
+}
 
-// mergeable reports whether b may join a merged call that starts with a.
+// mergeable reports whether b may join a merged call that starts with a:
+// the same merger, and the same shared keys and arguments.
 func mergeable(a, b *scriptCall) bool {
-	l := a.perLock
-	return l != lockLayout{} && b.perLock == l && b.script == a.script &&
-		slices.Equal(a.keys[:l.sharedKeys], b.keys[:l.sharedKeys]) &&
-		slices.Equal(a.args[:l.sharedArgs], b.args[:l.sharedArgs])
+	m := a.merge
+	if m == nil || b.merge != m {
+		return false
+	}
+	for _, i := range m.sharedKeys {
+		if a.keys[i] != b.keys[i] {
+			return false
+		}
+	}
+	for _, i := range m.sharedArgs {
+		if a.args[i] != b.args[i] {
+			return false
+		}
+	}
+	return true
 }
 
-// sending is one command of a pipeline: the call, and the queued calls it
-// answers (one, or the merged run).
+// merge makes one call of m.into out of run, whose calls are mergeable.
+func (m *merger) merge(run []*queued) *scriptCall {
+	first := run[0].call
+	keys := make([]string, 0, len(m.sharedKeys)+len(run)*len(m.lockKeys))
+	args := make([]any, 0, len(m.sharedArgs)+len(run)*len(m.lockArgs))
+	for _, i := range m.sharedKeys {
+		keys = append(keys, first.keys[i])
+	}
+	for _, i := range m.sharedArgs {
+		args = append(args, first.args[i])
+	}
+	lineage := false
+	for _, q := range run {
+		for _, i := range m.lockKeys {
+			keys = append(keys, q.call.keys[i])
+		}
+		for _, i := range m.lockArgs {
+			args = append(args, q.call.args[i])
+		}
+		lineage = lineage || q.call.lineage
+	}
+	sc := newScriptCall(m.into, keys, args...)
+	sc.lineage = lineage
+	return sc
+}
+
+// sending is one command of a pipeline: a call, and the queued calls it
+// answers (one, or a merged run).
 type sending struct {
 	call *scriptCall
 	of   []*queued
+}
+
+// sendings groups live into the pipeline's commands, in order, merging
+// runs of mergeable neighbours.
+func sendings(live []*queued) []sending {
+	out := make([]sending, 0, len(live))
+	for i := 0; i < len(live); {
+		j := i + 1
+		for j < len(live) && j-i < maxMerge && mergeable(live[i].call, live[j].call) {
+			j++
+		}
+		s := sending{call: live[i].call, of: live[i:j]}
+		if j-i > 1 {
+			s.call = live[i].call.merge.merge(live[i:j])
+		}
+		out = append(out, s)
+		i = j
+	}
+	return out
 }
 
 // deadline is the latest of its calls' deadlines.
@@ -60,10 +129,9 @@ func (s sending) deadline() time.Time {
 	return d
 }
 
-// answer gives each of its calls its answer: a call of several locks is
-// answered lock by lock.
+// answer gives each of its calls its answer: a merged call's is split.
 func (s sending) answer(cmd *redis.Cmd, lineage seen) {
-	if s.call.perLock == (lockLayout{}) {
+	if len(s.of) == 1 {
 		s.of[0].to.answer(cmd, lineage)
 		return
 	}
@@ -72,46 +140,8 @@ func (s sending) answer(cmd *redis.Cmd, lineage seen) {
 	}
 }
 
-// sendings groups live into the pipeline's commands, merging runs of
-// neighbours that may share a call, in order.
-func sendings(live []*queued) []sending {
-	out := make([]sending, 0, len(live))
-	for i := 0; i < len(live); {
-		j := i + 1
-		for j < len(live) && j-i < maxMerge && mergeable(live[i].call, live[j].call) {
-			j++
-		}
-		s := sending{call: live[i].call, of: live[i:j]}
-		if j-i > 1 {
-			s.call = merge(live[i:j])
-		}
-		out = append(out, s)
-		i = j
-	}
-	return out
-}
-
-// merge makes one call of the calls in run, which are mergeable.
-func merge(run []*queued) *scriptCall {
-	first := run[0].call
-	l := first.perLock
-	keys := make([]string, 0, l.sharedKeys+len(run)*l.keysPerLock)
-	args := make([]any, 0, l.sharedArgs+len(run)*l.argsPerLock)
-	keys = append(keys, first.keys[:l.sharedKeys]...)
-	args = append(args, first.args[:l.sharedArgs]...)
-	lineage := false
-	for _, q := range run {
-		keys = append(keys, q.call.keys[l.sharedKeys:]...)
-		args = append(args, q.call.args[l.sharedArgs:]...)
-		lineage = lineage || q.call.lineage
-	}
-	sc := newScriptCall(first.script, keys, args...)
-	sc.lineage, sc.perLock = lineage, l
-	return sc
-}
-
-// split gives each of the n locks of a call its own answer: the call's
-// error for all when it failed as a whole, else its reply's element.
+// split gives each of the n locks of a merged call its own answer: the
+// call's error for all when it failed as a whole, else its reply's element.
 func split(cmd *redis.Cmd, n int) []*redis.Cmd {
 	out := make([]*redis.Cmd, n)
 	res, err := cmd.Slice()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/quorumlock/quorumlock/fencing"
 	"github.com/quorumlock/quorumlock/internal/keys"
 	"github.com/quorumlock/quorumlock/internal/refusal"
 )
@@ -34,7 +35,11 @@ func (h *gateHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		var locks [][]string
 		for _, cmd := range cmds {
-			if a := cmd.Args(); len(a) > 2 && a[1] == acquireScript.Hash() {
+			switch a := cmd.Args(); {
+			case len(a) < 4:
+			case a[1] == acquireScript.Hash():
+				locks = append(locks, []string{a[3].(string)})
+			case a[1] == acquireManyScript.Hash():
 				locks = append(locks, lockKeys(a))
 			}
 		}
@@ -47,16 +52,6 @@ func (h *gateHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 		}
 		return next(ctx, cmds)
 	}
-}
-
-// lockKeys are the lock keys of an EVALSHA of acquire.lua.
-func lockKeys(args []any) []string {
-	n := args[2].(int)
-	var out []string
-	for k := acquireLayout.sharedKeys; k < n; k += acquireLayout.keysPerLock {
-		out = append(out, args[3+k].(string))
-	}
-	return out
 }
 
 func (h *gateHook) waiting() int {
@@ -208,4 +203,125 @@ func TestMergedAcquireKeepsALocksErrorItsOwn(t *testing.T) {
 	for _, l := range leases {
 		gone(t, r.clients, l.key) // the refused key too: its SET ran before the error
 	}
+}
+
+// acquire_many.lua answers each lock as acquire.lua answers it alone, and
+// leaves the same keys: each case prepares the same state on two masters,
+// runs one lock's acquire.lua on master 0 and the same lock, merged between
+// two other locks, on master 1, and compares the answers and the lock key,
+// its counter and its TTL's lambda entry after.
+func TestMergedAndLoneAcquiresAgree(t *testing.T) {
+	r := newRig(t, 2)
+	ctx := context.Background()
+	const ttl = 10 * time.Second
+	member := fmt.Sprint(ttl.Milliseconds())
+	type step func(rc redis.UniversalClient, key string) error
+	bucketOf := func(key string) string { return keys.Bucket(keys.BucketOf(key, DefaultFenceBuckets)) }
+	lambdaAt := func(ahead time.Duration) step {
+		return func(rc redis.UniversalClient, _ string) error {
+			now, err := rc.Time(ctx).Result()
+			if err != nil {
+				return err
+			}
+			return rc.ZAdd(ctx, keys.Lambda, redis.Z{Score: float64(now.Add(ahead).UnixMilli()), Member: member}).Err()
+		}
+	}
+	cases := []struct {
+		name     string
+		state    step
+		proposal fencing.Token
+		released string
+		fencing  bool
+	}{
+		{name: "free", proposal: 5, fencing: true},
+		{name: "own value again", proposal: 5, fencing: true,
+			state: func(rc redis.UniversalClient, key string) error { return rc.Set(ctx, key, "v-new", ttl).Err() }},
+		{name: "own released value", proposal: 5, fencing: true, released: "v-old",
+			state: func(rc redis.UniversalClient, key string) error { return rc.Set(ctx, key, "v-old", ttl).Err() }},
+		{name: "another's", proposal: 5, fencing: true,
+			state: func(rc redis.UniversalClient, key string) error { return rc.Set(ctx, key, "other", ttl).Err() }},
+		{name: "counter above the proposal", proposal: 5, fencing: true,
+			state: func(rc redis.UniversalClient, key string) error { return rc.Set(ctx, bucketOf(key), "7", 0).Err() }},
+		{name: "earlier-version counter", proposal: 5, fencing: true,
+			state: func(rc redis.UniversalClient, key string) error { return rc.Set(ctx, keys.Legacy(key), "9", 0).Err() }},
+		{name: "floor", proposal: 20, fencing: true,
+			state: func(rc redis.UniversalClient, _ string) error { return rc.Set(ctx, keys.Floor, "11", 0).Err() }},
+		{name: "lambda entry covering", proposal: 5, fencing: true, state: lambdaAt(10 * ttl)},
+		{name: "lambda entry short", proposal: 5, fencing: true, state: lambdaAt(ttl / 2)},
+		{name: "fencing off"},
+		{name: "certified", proposal: 5, fencing: true, state: func(rc redis.UniversalClient, _ string) error {
+			return rc.MSet(ctx, keys.Cert, "cert-1", keys.Incarnation, "inc-1").Err()
+		}},
+		{name: "another fence-bucket count", proposal: 5, fencing: true,
+			state: func(rc redis.UniversalClient, _ string) error { return rc.Set(ctx, keys.FenceBuckets, "7", 0).Err() }},
+		{name: "counter of another type", proposal: 5, fencing: true,
+			state: func(rc redis.UniversalClient, key string) error { return rc.LPush(ctx, bucketOf(key), "x").Err() }},
+		{name: "earlier-version counter of another type", proposal: 5, fencing: true,
+			state: func(rc redis.UniversalClient, key string) error { return rc.LPush(ctx, keys.Legacy(key), "x").Err() }},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			key := fmt.Sprintf("agree:%d", i)
+			buckets := ""
+			if tc.fencing {
+				buckets = fmt.Sprint(DefaultFenceBuckets)
+			}
+			call := func(k string, ttl time.Duration, proposal fencing.Token, released string) *queued {
+				return &queued{call: acquireCall(k, keys.BucketOf(k, DefaultFenceBuckets), "v-new", ttl, proposal, released, buckets)}
+			}
+			for _, rc := range r.clients {
+				if err := rc.FlushAll(ctx).Err(); err != nil {
+					t.Fatal(err)
+				}
+				if tc.state != nil {
+					if err := tc.state(rc, key); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			lone := call(key, ttl, tc.proposal, tc.released).call
+			loneCmd := lone.script.Run(ctx, r.clients[0], lone.keys, lone.args...)
+			// The neighbours: another TTL, no proposal, so that they change
+			// nothing the case's lock reads.
+			run := []*queued{call(key+":before", 7*time.Second, 0, ""), call(key, ttl, tc.proposal, tc.released), call(key+":after", 7*time.Second, 0, "")}
+			merged := acquireMerge.merge(run)
+			mergedCmd := split(merged.script.Run(ctx, r.clients[1], merged.keys, merged.args...), len(run))[1]
+
+			lg, lerr := answerOf(loneCmd)
+			mg, merr := answerOf(mergedCmd)
+			if firstWord(lerr) != firstWord(merr) || lg != mg {
+				t.Fatalf("acquire.lua answered %+v, %v; acquire_many.lua %+v, %v", lg, lerr, mg, merr)
+			}
+			for _, k := range []string{key, bucketOf(key)} {
+				a, errA := r.clients[0].Get(ctx, k).Result()
+				b, errB := r.clients[1].Get(ctx, k).Result()
+				if a != b || firstWord(errA) != firstWord(errB) {
+					t.Errorf("%s after: %q (%v) alone, %q (%v) merged", k, a, errA, b, errB)
+				}
+			}
+			a, errA := r.clients[0].ZScore(ctx, keys.Lambda, member).Result()
+			b, errB := r.clients[1].ZScore(ctx, keys.Lambda, member).Result()
+			if (errA == nil) != (errB == nil) || a-b > 1000 || b-a > 1000 {
+				t.Errorf("lambda entry after: %v (%v) alone, %v (%v) merged", a, errA, b, errB)
+			}
+		})
+	}
+}
+
+// answerOf is an acquire answer as a round reads it.
+func answerOf(cmd *redis.Cmd) (grant, error) {
+	res, err := cmd.Slice()
+	if err != nil {
+		return grant{}, err
+	}
+	return parseGrant(res)
+}
+
+// firstWord is an error's code (WRONGTYPE, QLBUCKETS), or "" for nil.
+func firstWord(err error) string {
+	if err == nil {
+		return ""
+	}
+	w, _, _ := strings.Cut(err.Error(), " ")
+	return w
 }

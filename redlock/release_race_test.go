@@ -67,7 +67,7 @@ func (h *overtakeHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 			switch args := cmd.Args(); {
 			case cmd.Name() == "delex":
 				del++
-			case len(args) > 1 && args[0] == "evalsha" && args[1] == acquireScript.Hash():
+			case len(args) > 1 && args[0] == "evalsha" && (args[1] == acquireScript.Hash() || args[1] == acquireManyScript.Hash()):
 				acq++
 			case len(args) > 1 && args[0] == "evalsha" && args[1] == releaseScript.Hash():
 				del++

@@ -48,9 +48,9 @@ type scriptCall struct {
 	args    []any
 	evalsha []any
 	lineage bool
-	// perLock, when set, says the script takes several locks in one call
-	// and how its keys and arguments are laid out (merge.go).
-	perLock lockLayout
+	// merge, when set, says how the call joins its neighbours in one call
+	// of a script that takes many locks (merge.go).
+	merge *merger
 }
 
 func newScriptCall(script *redis.Script, keys []string, args ...any) *scriptCall {

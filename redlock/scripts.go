@@ -13,6 +13,8 @@ import (
 var (
 	//go:embed scripts/acquire.lua
 	acquireSrc string
+	//go:embed scripts/acquire_many.lua
+	acquireManySrc string
 	//go:embed scripts/writeback.lua
 	writeBackSrc string
 	//go:embed scripts/release.lua
@@ -20,8 +22,9 @@ var (
 	//go:embed scripts/extend.lua
 	extendSrc string
 
-	acquireScript   = redis.NewScript(acquireSrc)
-	writeBackScript = redis.NewScript(writeBackSrc)
-	releaseScript   = redis.NewScript(releaseSrc)
-	extendScript    = redis.NewScript(extendSrc)
+	acquireScript     = redis.NewScript(acquireSrc)
+	acquireManyScript = redis.NewScript(acquireManySrc)
+	writeBackScript   = redis.NewScript(writeBackSrc)
+	releaseScript     = redis.NewScript(releaseSrc)
+	extendScript      = redis.NewScript(extendSrc)
 )

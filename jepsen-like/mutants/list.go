@@ -53,4 +53,7 @@ var All = []Mutant{
 	{Name: "lambda-short", Bug: "the lambda entry written only once it has ended, not when it falls short of the new lease (issue 19's cut, broken)", File: "redlock/scripts/acquire.lua",
 		Old: "  if type(recorded) ~= 'string' or tonumber(recorded) < now + ttl then\n",
 		New: "  if type(recorded) ~= 'string' or tonumber(recorded) < now then\n"},
+	{Name: "lambda-short-merged", Bug: "the same in merged acquires (acquire_many.lua)", File: "redlock/scripts/acquire_many.lua",
+		Old: "  if type(recorded) ~= 'string' or tonumber(recorded) < now + ttl then\n",
+		New: "  if type(recorded) ~= 'string' or tonumber(recorded) < now then\n"},
 }
