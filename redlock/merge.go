@@ -120,11 +120,14 @@ func sendings(live []*queued) []sending {
 	return out
 }
 
-// deadline is the latest of its calls' deadlines.
+// deadline is the earliest of its calls' deadlines: a merged call answered
+// NOSCRIPT is sent again only while none of its calls is past its own.
 func (s sending) deadline() time.Time {
-	var d time.Time
-	for _, q := range s.of {
-		d = later(d, q.deadline)
+	d := s.of[0].deadline
+	for _, q := range s.of[1:] {
+		if q.deadline.Before(d) {
+			d = q.deadline
+		}
 	}
 	return d
 }
