@@ -73,6 +73,7 @@ func assertCell(t *testing.T, row Row, col int, want []string, cell Cell) {
 		switch {
 		case slices.Contains(want, r.Checker) && r.Verdict != checker.Invalid:
 			t.Errorf("%s is %s, the table says invalid: %s", r.Checker, r.Verdict, r.Explanation)
+			logTimeline(t, res.Events) // why the fault found nothing this time
 		case !slices.Contains(want, r.Checker) && r.Verdict != checker.Valid && !(col == 0 && len(want) > 0):
 			// In a plain cell that is invalid anyway, a second checker may
 			// find the same violation (e.g. tokens); elsewhere all are valid.
@@ -84,5 +85,18 @@ func assertCell(t *testing.T, row Row, col int, want []string, cell Cell) {
 	}
 	if row.MajorityDown && cell.DuringMajorityDown != 0 {
 		t.Errorf("%d acquisitions while a majority of masters was down", cell.DuringMajorityDown)
+	}
+}
+
+// logTimeline logs the nemesis's events and every acquisition's outcome, in
+// order, with their times: enough to see where a cell's expected violation
+// did not happen.
+func logTimeline(t *testing.T, events []history.Event) {
+	t.Helper()
+	for _, e := range events {
+		if e.F == history.Nemesis || (e.F == history.Acquire && e.Type != history.Invoke) {
+			t.Logf("%8.3fs p%d %s %s %s %s token %d valid until %.3fs", float64(e.TimeNS)/1e9, e.Process, e.Type, e.F,
+				e.Key, e.Value, e.Token, float64(e.ValidUntilNS)/1e9)
+		}
 	}
 }
