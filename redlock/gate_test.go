@@ -23,11 +23,16 @@ type pipelineGate struct {
 	closed chan struct{} // nil while open; closed to let the held ones go
 	held   int
 	sent   []sentScript
+	calls  int // script calls let through so far
 }
 
 // sentScript is a script that went through: its command ("evalsha", or
-// "eval" after NOSCRIPT) and first key.
-type sentScript struct{ name, key string }
+// "eval" after NOSCRIPT), first key (of a merged acquire, one lock's key),
+// and which call it was (the locks of one merged acquire share it).
+type sentScript struct {
+	name, key string
+	call      int
+}
 
 // newPipelineGate is a gate for pipelines that start with holds, shut or
 // open.
@@ -63,6 +68,27 @@ func (g *pipelineGate) heldNow() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.held
+}
+
+// mergedCalls are the lock keys of each merged acquire that went through.
+func (g *pipelineGate) mergedCalls() [][]string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	byCall := map[int][]string{}
+	var order []int
+	for _, s := range g.sent {
+		if len(byCall[s.call]) == 0 {
+			order = append(order, s.call)
+		}
+		byCall[s.call] = append(byCall[s.call], s.key)
+	}
+	var out [][]string
+	for _, c := range order {
+		if len(byCall[c]) > 1 {
+			out = append(out, byCall[c])
+		}
+	}
+	return out
 }
 
 // sentKey reports whether a script with key as its first key went through.
@@ -121,14 +147,16 @@ func (g *pipelineGate) wait(ctx context.Context, cmds []redis.Cmder) bool {
 	}
 	for _, cmd := range cmds {
 		args := cmd.Args()
-		switch {
-		case len(args) <= 3 || (cmd.Name() != "evalsha" && cmd.Name() != "eval"):
-		case args[1] == acquireManyScript.Hash() || args[1] == acquireManySrc:
-			for _, key := range lockKeys(args) {
-				g.sent = append(g.sent, sentScript{cmd.Name(), key})
-			}
-		default:
-			g.sent = append(g.sent, sentScript{cmd.Name(), fmt.Sprint(args[3])})
+		if len(args) <= 3 || (cmd.Name() != "evalsha" && cmd.Name() != "eval") {
+			continue
+		}
+		g.calls++
+		keys := []string{fmt.Sprint(args[3])}
+		if args[1] == acquireManyScript.Hash() || args[1] == acquireManySrc {
+			keys = lockKeys(args)
+		}
+		for _, key := range keys {
+			g.sent = append(g.sent, sentScript{cmd.Name(), key, g.calls})
 		}
 	}
 	return true

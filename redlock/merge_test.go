@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,78 +15,15 @@ import (
 	"github.com/quorumlock/quorumlock/internal/refusal"
 )
 
-// gateHook holds every pipeline of one master that carries an acquire until
-// the gate opens, and records the locks of each acquire call it passes, so
-// that the acquires sent meanwhile queue up and go as one merged call.
-type gateHook struct {
-	gate chan struct{}
-
-	mu    sync.Mutex
-	held  int        // pipelines waiting at the gate
-	calls [][]string // the lock keys of each acquire call, in order
-}
-
-func newGateHook() *gateHook { return &gateHook{gate: make(chan struct{})} }
-
-func (h *gateHook) DialHook(next redis.DialHook) redis.DialHook          { return next }
-func (h *gateHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
-func (h *gateHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		var locks [][]string
-		for _, cmd := range cmds {
-			switch a := cmd.Args(); {
-			case len(a) < 4:
-			case a[1] == acquireScript.Hash():
-				locks = append(locks, []string{a[3].(string)})
-			case a[1] == acquireManyScript.Hash():
-				locks = append(locks, lockKeys(a))
-			}
-		}
-		if len(locks) > 0 {
-			h.mu.Lock()
-			h.held++
-			h.calls = append(h.calls, locks...)
-			h.mu.Unlock()
-			<-h.gate
-		}
-		return next(ctx, cmds)
-	}
-}
-
-func (h *gateHook) waiting() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.held
-}
-
-// mergedCalls are the acquire calls that asked for more than one lock.
-func (h *gateHook) mergedCalls() [][]string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var out [][]string
-	for _, c := range h.calls {
-		if len(c) > 1 {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
 // queueAcquires takes n leases on keys prefix:0..n-1 (masters 0 and 1
 // grant them) while master 2's pipelines wait at the gate: the first two
 // acquires hold both of its workers there, the others queue behind them.
 // It then opens the gate: master 2 gets the queued acquires as merged calls.
-func queueAcquires(t *testing.T, r *rig, c *Client, prefix string, n int) ([]*Lease, *gateHook) {
+func queueAcquires(t *testing.T, r *rig, c *Client, prefix string, n int) ([]*Lease, *pipelineGate) {
 	t.Helper()
-	hook := newGateHook()
-	r.clients[2].AddHook(hook)
-	t.Cleanup(func() {
-		select {
-		case <-hook.gate:
-		default:
-			close(hook.gate)
-		}
-	})
+	gate := newPipelineGate("evalsha", true)
+	r.clients[2].AddHook(gate)
+	t.Cleanup(gate.open)
 	leases := make([]*Lease, n)
 	take := func(i int) {
 		l, err := c.TryLock(context.Background(), fmt.Sprintf("%s:%d", prefix, i), 2*time.Minute)
@@ -99,12 +35,12 @@ func queueAcquires(t *testing.T, r *rig, c *Client, prefix string, n int) ([]*Le
 	for i := range batchWorkers {
 		take(i)
 	}
-	eventually(t, 10*time.Second, "both of master 2's workers at the gate", func() bool { return hook.waiting() == batchWorkers })
+	eventually(t, 10*time.Second, "both of master 2's workers at the gate", func() bool { return gate.heldNow() == batchWorkers })
 	for i := batchWorkers; i < n; i++ {
 		take(i)
 	}
-	close(hook.gate)
-	return leases, hook
+	gate.open()
+	return leases, gate
 }
 
 // answered waits for lease l's acquire answer from master i.
@@ -127,7 +63,7 @@ func TestMergedAcquiresAnswerEachLock(t *testing.T) {
 	c := r.client(t, WithMasterTimeout(20*time.Second))
 	warmUpEverywhere(t, r, c)
 	const n = 12
-	leases, hook := queueAcquires(t, r, c, "merged", n)
+	leases, gate := queueAcquires(t, r, c, "merged", n)
 	ctx := context.Background()
 	eventually(t, 10*time.Second, "master 2 holds every key", func() bool {
 		for _, l := range leases {
@@ -137,9 +73,9 @@ func TestMergedAcquiresAnswerEachLock(t *testing.T) {
 		}
 		return true
 	})
-	merged := hook.mergedCalls()
+	merged := gate.mergedCalls()
 	if len(merged) == 0 {
-		t.Fatalf("master 2 got no merged acquire: %v", hook.calls)
+		t.Fatalf("master 2 got no merged acquire: %v", gate.sent)
 	}
 	for _, l := range leases {
 		if rep := answered(t, l, 2); rep.err != nil || !rep.val.granted || !rep.val.raised {
@@ -172,7 +108,7 @@ func TestMergedAcquireKeepsALocksErrorItsOwn(t *testing.T) {
 	const n = 12
 	bad := fmt.Sprintf("isolated:%d", n-1) // queued: not one of the two calls at the gate
 	r.admin(t, 2, "LPUSH", keys.Legacy(bad), "not a counter")
-	leases, hook := queueAcquires(t, r, c, "isolated", n)
+	leases, gate := queueAcquires(t, r, c, "isolated", n)
 	ctx := context.Background()
 	eventually(t, 10*time.Second, "master 2 holds every other key", func() bool {
 		for _, l := range leases {
@@ -183,8 +119,8 @@ func TestMergedAcquireKeepsALocksErrorItsOwn(t *testing.T) {
 		}
 		return true
 	})
-	if !slices.ContainsFunc(hook.mergedCalls(), func(locks []string) bool { return slices.Contains(locks, bad) }) {
-		t.Fatalf("%s was not in a merged call: %v", bad, hook.calls)
+	if !slices.ContainsFunc(gate.mergedCalls(), func(locks []string) bool { return slices.Contains(locks, bad) }) {
+		t.Fatalf("%s was not in a merged call: %v", bad, gate.sent)
 	}
 	for _, l := range leases {
 		rep := answered(t, l, 2)
