@@ -16,30 +16,47 @@ import (
 type scriptCounter struct {
 	sha, src string
 	n        atomic.Int64
-	// of acquires: merged calls of acquire_many.lua count their locks
-	many bool
+	// merged, when set, makes it count locks: a call of the script merged
+	// calls go as counts one per lock.
+	merged *merger
 }
 
 // acquireCounter counts the locks acquire calls ask for, lone or merged.
 func acquireCounter() *scriptCounter {
-	return &scriptCounter{sha: acquireScript.Hash(), src: acquireSrc, many: true}
+	return &scriptCounter{sha: acquireScript.Hash(), src: acquireSrc, merged: acquireMerge}
+}
+
+// releaseCounter counts the keys release calls delete, lone or merged.
+func releaseCounter() *scriptCounter {
+	return &scriptCounter{sha: releaseScript.Hash(), src: releaseSrc, merged: releaseMerge}
 }
 
 func (h *scriptCounter) count(cmd redis.Cmder) {
 	a := cmd.Args()
 	switch {
 	case len(a) < 3:
+	case h.merged != nil && mergerOf(a) == h.merged:
+		h.n.Add(int64(len(lockKeys(h.merged, a))))
 	case a[1] == h.sha || a[1] == h.src:
 		h.n.Add(1)
-	case h.many && (a[1] == acquireManyScript.Hash() || a[1] == acquireManySrc):
-		h.n.Add(int64(len(lockKeys(a))))
 	}
 }
 
-// lockKeys are the lock keys of an EVALSHA or EVAL of acquire_many.lua.
-func lockKeys(args []any) []string {
+// mergerOf is the merger whose merged script an EVALSHA or EVAL calls, or
+// nil.
+func mergerOf(args []any) *merger {
+	switch args[1] {
+	case acquireManyScript.Hash(), acquireManySrc:
+		return acquireMerge
+	case releaseScript.Hash(), releaseSrc:
+		return releaseMerge
+	}
+	return nil
+}
+
+// lockKeys are the lock keys of an EVALSHA or EVAL of m's merged script.
+func lockKeys(m *merger, args []any) []string {
 	n := args[2].(int) // newScriptCall's and Script.Eval's key count
-	m := acquireMerge
 	var out []string
 	for k := len(m.sharedKeys); k < n; k += len(m.lockKeys) {
 		out = append(out, args[3+k].(string))

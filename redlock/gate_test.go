@@ -27,11 +27,13 @@ type pipelineGate struct {
 }
 
 // sentScript is a script that went through: its command ("evalsha", or
-// "eval" after NOSCRIPT), first key (of a merged acquire, one lock's key),
-// and which call it was (the locks of one merged acquire share it).
+// "eval" after NOSCRIPT), first key (of a call that can merge locks, one
+// lock's key), which call it was (the locks of one merged call share it)
+// and, for a call of a script that merges, its merger.
 type sentScript struct {
 	name, key string
 	call      int
+	merged    *merger
 }
 
 // newPipelineGate is a gate for pipelines that start with holds, shut or
@@ -70,13 +72,17 @@ func (g *pipelineGate) heldNow() int {
 	return g.held
 }
 
-// mergedCalls are the lock keys of each merged acquire that went through.
-func (g *pipelineGate) mergedCalls() [][]string {
+// mergedCalls are the lock keys of each call of m's merged script that
+// went through with more than one lock.
+func (g *pipelineGate) mergedCalls(m *merger) [][]string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	byCall := map[int][]string{}
 	var order []int
 	for _, s := range g.sent {
+		if s.merged != m {
+			continue
+		}
 		if len(byCall[s.call]) == 0 {
 			order = append(order, s.call)
 		}
@@ -151,12 +157,12 @@ func (g *pipelineGate) wait(ctx context.Context, cmds []redis.Cmder) bool {
 			continue
 		}
 		g.calls++
-		keys := []string{fmt.Sprint(args[3])}
-		if args[1] == acquireManyScript.Hash() || args[1] == acquireManySrc {
-			keys = lockKeys(args)
+		keys, m := []string{fmt.Sprint(args[3])}, mergerOf(args)
+		if m != nil {
+			keys = lockKeys(m, args)
 		}
 		for _, key := range keys {
-			g.sent = append(g.sent, sentScript{cmd.Name(), key, g.calls})
+			g.sent = append(g.sent, sentScript{cmd.Name(), key, g.calls, m})
 		}
 	}
 	return true

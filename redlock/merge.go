@@ -14,9 +14,11 @@ import (
 // incarnation, the floor, the fence-bucket count, the clock and each TTL's
 // lambda entry) once. Each lock is answered apart, as acquire.lua would
 // answer it, its error (a key of another type) its own. A lone acquire
-// stays a call of acquire.lua, which costs its master less. Only
-// neighbours merge, so the pipeline's order holds: a release chained in
-// front of the next head's acquire stays in front of it.
+// stays a call of acquire.lua, which costs its master less. Neighbouring
+// releases of one key each go as one call of release.lua, which takes any
+// number of keys and answers each apart too. Only neighbours of one kind
+// merge, so the pipeline's order holds: a release chained in front of the
+// next head's acquire stays in front of it.
 // docs/design.md (Auto-pipelining) has the layout, docs/performance.md what
 // merging saves.
 
@@ -32,6 +34,10 @@ type merger struct {
 	into                 *redis.Script
 	sharedKeys, lockKeys []int
 	sharedArgs, lockArgs []int
+	// listed says that a lone call answers a list of one reply per lock (a
+	// release of one key), so each lock's part of a merged answer is
+	// handed on as a list of one.
+	listed bool
 }
 
 // acquireMerge merges acquire.lua's calls into acquire_many.lua's (both
@@ -46,6 +52,17 @@ var acquireMerge = &merger{
 	lockKeys:   []int{0, 1, 2},
 	sharedArgs: []int{5},
 	lockArgs:   []int{0, 1, 2, 3, 4},
+}
+
+// releaseMerge merges release.lua's calls of one key into one call of
+// release.lua: KEYS the lock keys; ARGV the channel prefix, then each key's
+// value.
+var releaseMerge = &merger{
+	into:       releaseScript,
+	lockKeys:   []int{0},
+	sharedArgs: []int{0},
+	lockArgs:   []int{1},
+	listed:     true,
 }
 
 // mergeable reports whether b may join a merged call that starts with a:
@@ -138,14 +155,14 @@ func (s sending) answer(cmd *redis.Cmd, lineage seen) {
 		s.of[0].to.answer(cmd, lineage)
 		return
 	}
-	for i, part := range split(cmd, len(s.of)) {
+	for i, part := range s.of[0].call.merge.split(cmd, len(s.of)) {
 		s.of[i].to.answer(part, lineage)
 	}
 }
 
 // split gives each of the n locks of a merged call its own answer: the
 // call's error for all when it failed as a whole, else its reply's element.
-func split(cmd *redis.Cmd, n int) []*redis.Cmd {
+func (m *merger) split(cmd *redis.Cmd, n int) []*redis.Cmd {
 	out := make([]*redis.Cmd, n)
 	res, err := cmd.Slice()
 	if err == nil && len(res) != n {
@@ -157,10 +174,15 @@ func split(cmd *redis.Cmd, n int) []*redis.Cmd {
 		case err != nil:
 			out[i].SetErr(err)
 		default:
-			if e, ok := res[i].(error); ok {
-				out[i].SetErr(e)
-			} else {
-				out[i].SetVal(res[i])
+			switch v := res[i].(type) {
+			case error:
+				out[i].SetErr(v)
+			default:
+				if m.listed {
+					out[i].SetVal([]any{v})
+				} else {
+					out[i].SetVal(v)
+				}
 			}
 		}
 	}

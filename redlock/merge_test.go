@@ -73,7 +73,7 @@ func TestMergedAcquiresAnswerEachLock(t *testing.T) {
 		}
 		return true
 	})
-	merged := gate.mergedCalls()
+	merged := gate.mergedCalls(acquireMerge)
 	if len(merged) == 0 {
 		t.Fatalf("master 2 got no merged acquire: %v", gate.sent)
 	}
@@ -119,7 +119,7 @@ func TestMergedAcquireKeepsALocksErrorItsOwn(t *testing.T) {
 		}
 		return true
 	})
-	if !slices.ContainsFunc(gate.mergedCalls(), func(locks []string) bool { return slices.Contains(locks, bad) }) {
+	if !slices.ContainsFunc(gate.mergedCalls(acquireMerge), func(locks []string) bool { return slices.Contains(locks, bad) }) {
 		t.Fatalf("%s was not in a merged call: %v", bad, gate.sent)
 	}
 	for _, l := range leases {
@@ -221,7 +221,7 @@ func TestMergedAndLoneAcquiresAgree(t *testing.T) {
 			// nothing the case's lock reads.
 			run := []*queued{call(key+":before", 7*time.Second, 0, ""), call(key, ttl, tc.proposal, tc.released), call(key+":after", 7*time.Second, 0, "")}
 			merged := acquireMerge.merge(run)
-			mergedCmd := split(merged.script.Run(ctx, r.clients[1], merged.keys, merged.args...), len(run))[1]
+			mergedCmd := acquireMerge.split(merged.script.Run(ctx, r.clients[1], merged.keys, merged.args...), len(run))[1]
 
 			lg, lerr := answerOf(loneCmd)
 			mg, merr := answerOf(mergedCmd)

@@ -225,25 +225,48 @@ func releaseRequest(m *master, keys, values []string, publish bool) request[[]in
 	return releaseScriptRequest(keys, values, publish)
 }
 
-// releaseScriptRequest is releaseRequest with release.lua.
+// releaseScriptRequest is releaseRequest with release.lua. A call of one key
+// may go to its master merged with its neighbours (merge.go).
 func releaseScriptRequest(keys, values []string, publish bool) request[[]int64] {
 	args := make([]any, 0, len(values)+1)
-	for _, v := range values {
-		args = append(args, v)
-	}
 	if publish {
 		args = append(args, layout.ChannelPrefix)
 	} else {
 		args = append(args, "")
 	}
-	return request[[]int64]{call: newScriptCall(releaseScript, keys, args...),
-		parse: func(cmd *redis.Cmd) ([]int64, error) {
-			res, err := cmd.Int64Slice()
-			if err == nil && len(res) != len(keys) {
-				err = fmt.Errorf("release script answered %d results for %d keys", len(res), len(keys))
-			}
-			return res, err
-		}}
+	for _, v := range values {
+		args = append(args, v)
+	}
+	call := newScriptCall(releaseScript, keys, args...)
+	if len(keys) == 1 {
+		call.merge = releaseMerge
+	}
+	return request[[]int64]{call: call, parse: func(cmd *redis.Cmd) ([]int64, error) { return parseReleased(cmd, len(keys)) }}
+}
+
+// parseReleased reads release.lua's answer for n keys: one reply per key, or
+// the error of the first key that failed (the others' replies are lost
+// with it: the caller treats them all as unanswered).
+func parseReleased(cmd *redis.Cmd, n int) ([]int64, error) {
+	res, err := cmd.Slice()
+	if err != nil {
+		return nil, err
+	}
+	if len(res) != n {
+		return nil, fmt.Errorf("release script answered %d results for %d keys", len(res), n)
+	}
+	out := make([]int64, n)
+	for i, v := range res {
+		switch v := v.(type) {
+		case int64:
+			out[i] = v
+		case error:
+			return nil, v
+		default:
+			return nil, fmt.Errorf("release script answered %T for a key", v)
+		}
+	}
+	return out, nil
 }
 
 // releaseDELEX is releaseRequest with the native command, pipelined with an

@@ -70,7 +70,7 @@ func (h *overtakeHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 			case len(args) > 1 && args[0] == "evalsha" && (args[1] == acquireScript.Hash() || args[1] == acquireManyScript.Hash()):
 				acq++
 			case len(args) > 1 && args[0] == "evalsha" && args[1] == releaseScript.Hash():
-				del++
+				del += len(lockKeys(releaseMerge, args))
 			}
 		}
 		h.mu.Lock()
@@ -129,7 +129,7 @@ func TestReleaseAfterLockSendsOneDeletePerMaster(t *testing.T) {
 	deletes := make([]*scriptCounter, len(r.clients))
 	for i, rc := range r.clients {
 		acquires[i] = acquireCounter()
-		deletes[i] = &scriptCounter{sha: releaseScript.Hash(), src: releaseSrc}
+		deletes[i] = releaseCounter()
 		rc.AddHook(acquires[i])
 		rc.AddHook(deletes[i])
 	}

@@ -18,7 +18,7 @@ var All = []Mutant{
 		Old: "\t\tquorum:   quorum.Size(len(masters), cfg.tolerance),\n",
 		New: "\t\tquorum:   quorum.Size(len(masters), cfg.tolerance) - 1,\n"},
 	{Name: "release-any", Bug: "release without the owner check", File: "redlock/scripts/release.lua",
-		Old: "  if v == ARGV[i] then\n",
+		Old: "  if v == value then\n",
 		New: "  if v then\n"},
 	{Name: "no-drift", Bug: "validity ignoring drift", File: "redlock/validity.go",
 		Old: "\treturn ttl - time.Duration(float64(ttl)*c.cfg.driftFactor) - clockDriftFloor\n",
