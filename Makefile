@@ -69,8 +69,8 @@ fuzz:
 	done
 
 ## mutants: the fault suite's mutation score: the library built with each deliberate bug
-## (jepsen-like/mutants), the default fault mix run against each (seed 1, at most 90 s each;
-## about 20 minutes on 2 cores); the table goes into docs/jepsen-like.md
+## (jepsen-like/mutants), the default fault mix run against each (seed 1, at most 150 s each;
+## about 25 minutes on 2 cores); the table goes into docs/jepsen-like.md
 MUTANTS_FLAGS ?=
 mutants: deps
 	$(GO) run ./jepsen-like/cmd/jepsen-like mutants --out docs/jepsen-like.md $(MUTANTS_FLAGS)

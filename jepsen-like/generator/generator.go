@@ -35,11 +35,15 @@ const (
 	ClockJump      = "clock-jump"
 	DataLoss       = "data-loss"
 	RestartLong    = "restart-long"
-	All            = "all"
+	// RestartLongMerged is restart-long with the candidate's hold sent to
+	// each master in one call with another acquire of its client, through
+	// the script of merged acquires (redlock/merge.go).
+	RestartLongMerged = "restart-long-merged"
+	All               = "all"
 )
 
 // Names lists every nemesis name but none and all, in a fixed order.
-var Names = []string{Pause, Kill, Restart, RestartAOF, RestartDelayed, Flush, Failover, Partition, Bridge, Ring, NetPartition, ClientPause, SlowReplies, ClockJump, DataLoss, SlowExtend, AcquirePause, StaleCache, RestartLong}
+var Names = []string{Pause, Kill, Restart, RestartAOF, RestartDelayed, Flush, Failover, Partition, Bridge, Ring, NetPartition, ClientPause, SlowReplies, ClockJump, DataLoss, SlowExtend, AcquirePause, StaleCache, RestartLong, RestartLongMerged}
 
 // The ways the data-loss nemesis makes a master lose data (Step.Kinds).
 const (
@@ -318,7 +322,7 @@ func Generate(cfg Config) (Schedule, error) {
 			st.Cut = [][]int{slices.Sorted(slices.Values(perm[behind : behind+cfg.Masters-quorum]))}
 			st.Hold = 5 * ttl // the longest wait for each of its steps
 			length = 3 * ttl
-		case name == RestartLong:
+		case name == RestartLong || name == RestartLongMerged:
 			length = restartLongStep(&st, perm, quorum, rng.IntN(cfg.Clients), ttl)
 			gap = ttl + ttl/2
 		case name == ClientPause:

@@ -27,10 +27,11 @@ import (
 // replica before the clients start, seed 1 injects it, but adding it
 // changes every row of the mutation table (docs/jepsen-like.md).
 // stale-cache is there for the fast path's count (fastpath-q-1),
-// restart-long for rule Q's lambda set (lambda-short), bridge for the
+// restart-long for rule Q's lambda set (lambda-short), restart-long-merged
+// for the same rule in merged acquires (lambda-short-merged), bridge for the
 // quorum's size (quorum-1: with a quorum of two, the half that reaches the
 // two masters outside a holder's majority takes the lock too).
-const DefaultNemesis = "pause,kill,partition,slow-replies,client-pause,restart,restart-aof,restart-delayed,flush,slow-extend,acquire-pause,stale-cache,restart-long,bridge"
+const DefaultNemesis = "pause,kill,partition,slow-replies,client-pause,restart,restart-aof,restart-delayed,flush,slow-extend,acquire-pause,stale-cache,restart-long,restart-long-merged,bridge"
 
 // DefaultWorkload is the workload of the mutants' runs: set, a
 // read-modify-write guarded by the lock without fencing, where an
@@ -55,7 +56,7 @@ type Options struct {
 	// Time is each run's --time (default 20 s; a run lasts until every
 	// fault ran once).
 	Time time.Duration
-	// Budget bounds each run, build excluded (default 90 s): a run still
+	// Budget bounds each run, build excluded (default 150 s): a run still
 	// going is stopped and counted as not killed.
 	Budget time.Duration
 	// Seed of every run (default 1).
@@ -113,7 +114,7 @@ func (o *Options) normalize() error {
 		o.Time = 20 * time.Second
 	}
 	if o.Budget == 0 {
-		o.Budget = 90 * time.Second
+		o.Budget = 150 * time.Second
 	}
 	if o.Seed == 0 {
 		o.Seed = 1

@@ -272,7 +272,7 @@ func (n *Nemesis) step(ctx context.Context, st generator.Step) (err error) {
 		err = n.acquirePause(ctx, st)
 	case generator.StaleCache:
 		n.staleCache(ctx, st)
-	case generator.RestartLong:
+	case generator.RestartLong, generator.RestartLongMerged:
 		err = n.restartLong(ctx, heal, st)
 	case generator.ClientPause:
 		slot, ended, ok := n.awaitCandidate(ctx, st, PauseClient, 0)

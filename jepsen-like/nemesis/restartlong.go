@@ -21,6 +21,17 @@ type LeaseTTLs interface {
 	LambdaEntry(ctx context.Context, i int, ttl time.Duration) (end time.Time, ok bool)
 }
 
+// Company is an Env that can send a slot's acquisitions to the masters
+// merged with other acquisitions of its client: restart-long-merged's
+// candidate takes its hold so, so that rule Q is tried in the script of
+// merged acquires (the lambda-short-merged mutant) as restart-long tries it
+// in that of lone ones (lambda-short). Without it the hold goes alone.
+type Company interface {
+	// SetCompany makes the acquisitions of slot started from now on go
+	// merged with others (on), or alone.
+	SetCompany(slot int, on bool)
+}
+
 // RestartLongTries is how many long TTL values restart-long tries before it
 // skips: each waits up to the step's Hold for the majority's entries.
 const RestartLongTries = 3
@@ -132,9 +143,16 @@ func (n *Nemesis) takeLongHold(ctx context.Context, lt LeaseTTLs, st generator.S
 	// key right up to the entry's end and keep the candidate out of its
 	// window; the long leases granted before the entries were seen end long
 	// before it opens, short ones too.
+	company, _ := n.env.(Company)
+	if st.Fault != generator.RestartLongMerged {
+		company = nil
+	}
 	defer func() {
 		for s := range n.slots {
 			lt.SetLeaseTTL(s, 0)
+		}
+		if company != nil {
+			company.SetCompany(st.Slots[0], false)
 		}
 	}()
 	first, entryEnd, ok := awaitLambdaEntry(ctx, lt, st.Majority, long, ttl, st.Hold)
@@ -152,6 +170,9 @@ func (n *Nemesis) takeLongHold(ctx context.Context, lt LeaseTTLs, st generator.S
 		n.env.SetRefused(s, outside, true)
 	}
 	lt.SetLeaseTTL(st.Slots[0], long) // the candidate's hold outlives the entries
+	if company != nil {
+		company.SetCompany(st.Slots[0], true) // and goes merged with other acquires
+	}
 	n.env.Gate(st.Slots[0])
 	h := longHold{first: first, entryEnd: entryEnd}
 	if sleepUntil(ctx, first.Add(-3*ttl/2)) {

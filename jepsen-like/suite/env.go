@@ -24,6 +24,11 @@ type slot struct {
 	quiet  []<-chan struct{} // the next process starts when these are closed
 	joined int               // processes so far
 	unkept chan struct{}     // non-nil while kept (Keep); closed when let go
+	// accompanied sends the slot's acquisitions merged with companions
+	// (SetCompany); company are the current process's hooks for it, one
+	// per master.
+	accompanied bool
+	company     []*companyHook
 }
 
 // live ends a process of the slot (leave) once life has passed and the slot

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/jepsen-like/checker"
+	"github.com/quorumlock/quorumlock/jepsen-like/history"
 )
 
 // runFaultValid runs one fault on local servers with the defaults, set
@@ -22,6 +23,11 @@ func runFaultValid(t *testing.T, fault string, d time.Duration) *Result {
 	}
 	t.Logf("%d acquisitions, faults %v: %s", res.Acquired, res.Faults, checker.Summary(res.Results))
 	if res.Faults[fault] == 0 || res.NemesisErrors != "" {
+		for _, e := range res.Events {
+			if e.F == history.Nemesis {
+				t.Logf("%.3fs nemesis %s: %s", float64(e.TimeNS)/1e9, e.Key, e.Value)
+			}
+		}
 		t.Fatalf("%s injected %d times, errors %q", fault, res.Faults[fault], res.NemesisErrors)
 	}
 	if res.Verdict != checker.Valid {

@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,22 +24,42 @@ import (
 // defaults the grant raises the entry, the master sits out the long TTL,
 // and every checker is valid. jepsen-like mutants --only lambda-short
 // (this nemesis in the default mix) gives mutex and set invalid.
+// restart-long-merged is the same episode; its hold's acquire reaches
+// the restarted master merged with another (acquire_many.lua: jepsen-like
+// mutants --only lambda-short-merged), where restart-long's goes alone.
 func TestRestartLongCompletesItsSteps(t *testing.T) {
-	res := runFaultValid(t, generator.RestartLong, 4*time.Second)
+	for _, fault := range []string{generator.RestartLong, generator.RestartLongMerged} {
+		t.Run(fault, func(t *testing.T) { restartLongCompletesItsSteps(t, fault) })
+	}
+}
+
+func restartLongCompletesItsSteps(t *testing.T, fault string) {
+	res := runFaultValid(t, fault, 4*time.Second)
 	ttl := res.TTLNS
 	ev := res.Events
 	var restart int64 = -1
 	var long time.Duration // the TTL the episode used: its start event's key says "m2 +5s"
+	var restarted, company string
 	for _, e := range ev {
-		if e.F == history.Nemesis && e.Value == generator.RestartLong+" start" {
+		if e.F == history.Nemesis && strings.HasPrefix(e.Value, CompanyEvent) {
+			company = strings.TrimPrefix(e.Value, CompanyEvent)
+		}
+		if e.F == history.Nemesis && e.Value == fault+" start" {
 			restart = e.TimeNS
-			_, l, _ := strings.Cut(e.Key, " +")
+			var l string
+			restarted, l, _ = strings.Cut(e.Key, " +")
 			var err error
 			if long, err = time.ParseDuration(l); err != nil {
-				t.Fatalf("restart-long's start event %q names no TTL: %v", e.Key, err)
+				t.Fatalf("%s's start event %q names no TTL: %v", fault, e.Key, err)
 			}
 			break
 		}
+	}
+	switch merged := slices.Contains(strings.Split(company, ","), restarted); {
+	case fault == generator.RestartLongMerged && !merged:
+		t.Errorf("the hold's acquire went merged on %q, not on the restarted master %s", company, restarted)
+	case fault == generator.RestartLong && company != "":
+		t.Errorf("the hold's acquire went merged on %q; want it alone", company)
 	}
 	if base := generator.LongLeaseTTLs * ttl; long < base || long > base+nemesis.RestartLongTries*time.Millisecond {
 		t.Fatalf("the episode's long TTL %v; want %v plus a millisecond per retry", long, base)

@@ -139,7 +139,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	limit := 4 * cfg.Time
 	for _, st := range sched.Steps {
 		limit += st.After + st.Settle + 2*st.Hold + 2*cfg.TTL
-		if st.Fault == generator.RestartLong { // its tries (a wait and two long TTLs each), and the long lease's life
+		if st.Fault == generator.RestartLong || st.Fault == generator.RestartLongMerged { // its tries (a wait and two long TTLs each), and the long lease's life
 			limit += nemesis.RestartLongTries*(st.Hold+2*st.Delay) + st.Delay
 		}
 	}
@@ -302,12 +302,15 @@ func runProcess(ctx context.Context, cfg Config, e *env, s, id int, rec *history
 	sl := e.slots[s]
 	clients := make([]redis.UniversalClient, len(sl.proxies))
 	sends := &sendHook{key: workloadKey}
+	company := make([]*companyHook, len(sl.proxies))
 	for i, p := range sl.proxies {
 		c := redis.NewClient(&redis.Options{
 			Addr: p.Addr(), ContextTimeoutEnabled: true, MaxRetries: -1, PoolSize: 4,
 			DialTimeout: cfg.TTL / 2, ReadTimeout: cfg.TTL, WriteTimeout: cfg.TTL,
 		})
 		c.AddHook(sends)
+		company[i] = newCompanyHook(workloadKey)
+		c.AddHook(company[i])
 		clients[i] = c
 	}
 	var once sync.Once
@@ -320,11 +323,11 @@ func runProcess(ctx context.Context, cfg Config, e *env, s, id int, rec *history
 	}
 	defer crash()
 	sl.mu.Lock()
-	sl.crash = crash
+	sl.crash, sl.company = crash, company
 	sl.mu.Unlock()
 	defer func() {
 		sl.mu.Lock()
-		sl.crash = nil
+		sl.crash, sl.company = nil, nil
 		sl.mu.Unlock()
 	}()
 	// A process connects to every master before it starts (as a service

@@ -3,7 +3,9 @@ package suite
 import (
 	"context"
 	"fmt"
+	"iter"
 	"net"
+	"strconv"
 	"sync"
 	"time"
 
@@ -29,21 +31,64 @@ var _ redis.Hook = (*sendHook)(nil)
 
 // acquireKeys is the number of keys of redlock's acquire script; the lock
 // key is the first and keys.Cert the fifth (redlock/acquire.go sendAcquire).
-const acquireKeys = 8
+// A merged acquire (acquire_many.lua, redlock/merge.go) has five shared keys,
+// keys.Cert the third, then three per lock, the lock key first; its
+// arguments are one shared, then five per lock, the lock value first.
+const (
+	acquireKeys       = 8
+	mergedSharedKeys  = 5
+	mergedKeysPerLock = 3
+	mergedArgsPerLock = 5
+)
 
-// lockValue returns the lock value of an acquire script call on key, and
-// false for any other command.
+// lockValue returns the lock value of an acquire script call on key, lone
+// or merged with others, and false for any other command.
 func lockValue(args []any, key string) (string, bool) {
-	if len(args) < 3+acquireKeys+1 {
-		return "", false
+	for k, v := range acquiredLocks(args) {
+		if k == key {
+			return v, true
+		}
 	}
-	if fmt.Sprint(args[0]) != "evalsha" && fmt.Sprint(args[0]) != "eval" {
-		return "", false
+	return "", false
+}
+
+// acquiredLocks yields the lock keys and values of an acquire script call,
+// lone or merged (merged: how many locks the call has, more than one), and
+// nothing for any other command.
+func acquiredLocks(args []any) iter.Seq2[string, string] {
+	return func(yield func(string, string) bool) {
+		if len(args) < 3 || (fmt.Sprint(args[0]) != "evalsha" && fmt.Sprint(args[0]) != "eval") {
+			return
+		}
+		n, err := strconv.Atoi(fmt.Sprint(args[2]))
+		if err != nil || len(args) < 3+n+1 {
+			return
+		}
+		switch {
+		case n == acquireKeys && fmt.Sprint(args[7]) == keys.Cert:
+			yield(fmt.Sprint(args[3]), fmt.Sprint(args[3+acquireKeys]))
+		case n > mergedSharedKeys && (n-mergedSharedKeys)%mergedKeysPerLock == 0 && fmt.Sprint(args[5]) == keys.Cert:
+			locks := (n - mergedSharedKeys) / mergedKeysPerLock
+			if len(args) < 3+n+1+locks*mergedArgsPerLock {
+				return
+			}
+			for j := range locks {
+				if !yield(fmt.Sprint(args[3+mergedSharedKeys+j*mergedKeysPerLock]), fmt.Sprint(args[3+n+1+j*mergedArgsPerLock])) {
+					return
+				}
+			}
+		}
 	}
-	if fmt.Sprint(args[2]) != fmt.Sprint(acquireKeys) || fmt.Sprint(args[3]) != key || fmt.Sprint(args[7]) != keys.Cert {
-		return "", false
+}
+
+// mergedWith reports whether args are a merged acquire call (of more than
+// one lock) that takes key.
+func mergedWith(args []any, key string) bool {
+	if len(args) < 3 || fmt.Sprint(args[2]) == strconv.Itoa(acquireKeys) {
+		return false
 	}
-	return fmt.Sprint(args[3+acquireKeys]), true
+	_, ok := lockValue(args, key)
+	return ok
 }
 
 func (h *sendHook) note(cmds []redis.Cmder) {

@@ -125,7 +125,7 @@ func (p *Process) acquire(ctx context.Context, ttl time.Duration) (hold, uint64,
 		}
 		return permit, uint64(permit.Token()), nil
 	}
-	lease, err := p.Client.Lock(ctx, p.Key, ttl)
+	lease, err := p.lock(ctx, ttl)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -47,7 +47,7 @@ func runCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&cfg.Backend, "backend", "local", "local (redis-server processes) or docker (testcontainers)")
 	f.StringVar(&cfg.Workload, "workload", "lock", "lock, register, semaphore or set")
-	f.StringVar(&nemeses, "nemesis", "none", "comma-separated: none, pause, kill, restart, restart-aof, restart-delayed, flush, failover, partition, bridge, ring, net-partition (docker), client-pause, slow-replies, clock-jump, data-loss, slow-extend, acquire-pause, stale-cache, restart-long, all")
+	f.StringVar(&nemeses, "nemesis", "none", "comma-separated: none, pause, kill, restart, restart-aof, restart-delayed, flush, failover, partition, bridge, ring, net-partition (docker), client-pause, slow-replies, clock-jump, data-loss, slow-extend, acquire-pause, stale-cache, restart-long, restart-long-merged, all")
 	f.DurationVar(&cfg.Time, "time", 20*time.Second, "how long the clients run at least: every requested fault runs at least once, so a short --time with many faults runs longer")
 	f.IntVar(&cfg.Clients, "clients", 4, "client slots (processes come and go in them)")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the schedule")
