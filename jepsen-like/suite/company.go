@@ -15,25 +15,33 @@ import (
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
-// Company: restart-long's candidate takes its hold in one call with another
-// acquire of its client on every master, so that rule Q is tried in the
-// script of merged acquires (acquire_many.lua), which a process taking one
-// lock at a time never runs otherwise. A redlock Client merges the acquires
-// queued for a master while both of its pipelines to it are out
+// Company: restart-long-merged's candidate takes its hold in one call with
+// another acquire of its client on every master, so that rule Q is tried in
+// the script of merged acquires (acquire_many.lua), which a process taking
+// one lock at a time never runs otherwise. A redlock Client merges the
+// acquires queued for a master while both of its pipelines to it are out
 // (redlock/merge.go). So a hook on each of the candidate's connections
 // holds the pipelines of two companion acquires (other keys) until both of
-// every master's pipelines are held there; the hold's Lock and a third
-// companion then queue behind them for companionQueueing; then one held
-// pipeline per master is dropped, never sent (a companion sent alone would
-// write the lambda entry through acquire.lua), and the freed worker takes
-// both queued calls as one; the other is dropped once the Lock returned. The companions ask the hold's TTL, so the merged call's
-// rule Q sees one entry. The hooks see on which masters the hold's acquire
-// went merged, and a nemesis event says so (CompanyEvent).
+// every master's pipelines are held there; the hold's attempt (a TryLock)
+// and a third companion then queue behind them for companionQueueing; then
+// one held pipeline per master is dropped, never sent (a companion sent
+// alone would write the lambda entry through acquire.lua), and the freed
+// worker takes both queued calls as one; the other is dropped once the
+// attempt returned. A refused attempt (the key held) is made again the
+// same way, so the attempt that takes the lock went merged (a Lock would
+// wait for the release and then try alone). The companions ask the hold's
+// TTL, so the merged call's rule Q reads one entry. The hooks see on which
+// masters each attempt went merged, and a nemesis event says so
+// (CompanyEvent).
 
 var (
 	_ nemesis.Company  = (*env)(nil)
 	_ workload.Company = (*env)(nil)
 )
+
+// companionRetry is the pause between an accompanied attempt that was
+// refused (the key held) and the next.
+const companionRetry = 20 * time.Millisecond
 
 // CompanyEvent starts the value of the nemesis event recorded after an
 // accompanied acquisition; the names of the masters its acquire reached
@@ -63,9 +71,12 @@ func (e *env) SetCompany(s int, on bool) {
 	sl.accompanied = on
 }
 
-// Accompany takes the lock with lock, merged with companions on every
-// master when SetCompany asked it for slot s, else alone. ttl is the hold's.
-func (e *env) Accompany(ctx context.Context, s int, c *redlock.Client, ttl time.Duration, lock func(context.Context) (*redlock.Lease, error)) (*redlock.Lease, error) {
+// Accompany takes the lock with lock (alone), or, when SetCompany asked it
+// for slot s, with try, merged with companions on every master, once
+// companionRetry after each refusal until it is granted or ctx ends: the
+// attempt that takes the lock is always a merged one (a Lock would wait
+// for the holder's release and then try alone). ttl is the hold's.
+func (e *env) Accompany(ctx context.Context, s int, c *redlock.Client, ttl time.Duration, lock, try func(context.Context) (*redlock.Lease, error)) (*redlock.Lease, error) {
 	sl := e.slots[s]
 	sl.mu.Lock()
 	on, hooks := sl.accompanied, sl.company
@@ -73,6 +84,17 @@ func (e *env) Accompany(ctx context.Context, s int, c *redlock.Client, ttl time.
 	if !on || len(hooks) == 0 {
 		return lock(ctx)
 	}
+	for {
+		l, err := e.accompany(ctx, s, c, ttl, hooks, try)
+		if err == nil || ctx.Err() != nil || !errors.Is(err, redlock.ErrNotAcquired) {
+			return l, err
+		}
+		sleepCtx(ctx, companionRetry)
+	}
+}
+
+// accompany is one attempt of Accompany.
+func (e *env) accompany(ctx context.Context, s int, c *redlock.Client, ttl time.Duration, hooks []*companyHook, try func(context.Context) (*redlock.Lease, error)) (*redlock.Lease, error) {
 	for _, h := range hooks {
 		h.shut()
 	}
@@ -106,7 +128,7 @@ func (e *env) Accompany(ctx context.Context, s int, c *redlock.Client, ttl time.
 	}
 	got := make(chan result, 1)
 	go func() {
-		l, err := lock(ctx)
+		l, err := try(ctx)
 		got <- result{l, err}
 	}()
 	companion(2)
