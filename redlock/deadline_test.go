@@ -3,6 +3,8 @@ package redlock
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -132,5 +134,112 @@ func TestNoScriptIsNotResentPastTheDeadline(t *testing.T) {
 	}
 	if err := l.Release(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A merged call answered NOSCRIPT is not sent again as EVAL once one of its
+// locks is past its deadline, as a lone call is not (merge.go's deadline).
+// Six acquires queue for master 4 (fresh: no scripts) behind both of its
+// workers, held at the gate; when it opens, a worker takes several of them
+// as one merged call, which a second hook holds past their deadlines. The
+// master answers NOSCRIPT; each of its locks keeps that error, no EVAL
+// follows, and master 4 never holds their keys.
+func TestMergedNoScriptIsNotResentPastTheDeadline(t *testing.T) {
+	ctx := context.Background()
+	r, gate, c := gatedRig(t)
+	if err := r.clients[4].ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	hold := &mergedHold{release: make(chan struct{})}
+	r.clients[4].(*redis.Client).AddHook(hold)
+	t.Cleanup(hold.open)
+	for i, key := range []string{"busy:1", "busy:2"} {
+		if _, err := c.TryLock(ctx, key, time.Minute); err != nil {
+			t.Fatalf("TryLock(%s) with master 4 held: %v", key, err)
+		}
+		eventually(t, 5*time.Second, fmt.Sprintf("%d of master 4's workers held at the gate", i+1),
+			func() bool { return gate.heldNow() == i+1 })
+	}
+	leases := map[string]*Lease{}
+	for i := range 6 {
+		key := fmt.Sprintf("queued:%d", i)
+		l, err := c.TryLock(ctx, key, time.Minute)
+		if err != nil {
+			t.Fatalf("TryLock(%s): %v", key, err)
+		}
+		leases[key] = l
+	}
+	returned := time.Now() // every queued call's deadline is before returned + gatedTimeout
+	gate.open()
+	eventually(t, 5*time.Second, "a merged call held", func() bool { return hold.heldNow() > 0 })
+	time.Sleep(time.Until(returned.Add(gatedTimeout + 50*time.Millisecond)))
+	hold.open()
+	merged := hold.lockKeys()
+	if len(merged) < 2 {
+		t.Fatalf("merged call of %v", merged)
+	}
+	for _, key := range merged {
+		l := leases[key]
+		select {
+		case <-l.acq[4].done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: master 4's call never settled", key)
+		}
+		if err := l.acq[4].rep.err; !isNoScript(err) {
+			t.Errorf("%s: master 4's answer %v; want its NOSCRIPT", key, err)
+		}
+		if gate.sentAs("eval", key) {
+			t.Errorf("%s: sent again as EVAL after its deadline", key)
+		}
+		if v := r.values(t, key); v[4] != "" {
+			t.Errorf("master 4 holds %s: %q", key, v)
+		}
+	}
+}
+
+// mergedHold is a go-redis hook that holds every pipeline carrying a merged
+// acquire until open, and records the locks of those calls.
+type mergedHold struct {
+	release chan struct{}
+	once    sync.Once
+
+	mu    sync.Mutex
+	held  int
+	locks []string
+}
+
+func (h *mergedHold) open() { h.once.Do(func() { close(h.release) }) }
+
+func (h *mergedHold) heldNow() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.held
+}
+
+func (h *mergedHold) lockKeys() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.locks)
+}
+
+func (h *mergedHold) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (h *mergedHold) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (h *mergedHold) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		var locks []string
+		for _, cmd := range cmds {
+			if cmd.Name() == "evalsha" && mergerOf(cmd.Args()) == acquireMerge {
+				locks = append(locks, lockKeys(acquireMerge, cmd.Args())...)
+			}
+		}
+		if len(locks) == 0 {
+			return next(ctx, cmds)
+		}
+		h.mu.Lock()
+		h.held++
+		h.locks = append(h.locks, locks...)
+		h.mu.Unlock()
+		<-h.release
+		return next(ctx, cmds)
 	}
 }
