@@ -161,7 +161,8 @@ func (s sending) answer(cmd *redis.Cmd, lineage seen) {
 }
 
 // split gives each of the n locks of a merged call its own answer: the
-// call's error for all when it failed as a whole, else its reply's element.
+// call's error for all when it failed as a whole, else its reply's element
+// (a list of one when m.listed).
 func (m *merger) split(cmd *redis.Cmd, n int) []*redis.Cmd {
 	out := make([]*redis.Cmd, n)
 	res, err := cmd.Slice()
@@ -174,15 +175,12 @@ func (m *merger) split(cmd *redis.Cmd, n int) []*redis.Cmd {
 		case err != nil:
 			out[i].SetErr(err)
 		default:
-			switch v := res[i].(type) {
-			case error:
-				out[i].SetErr(v)
-			default:
-				if m.listed {
-					out[i].SetVal([]any{v})
-				} else {
-					out[i].SetVal(v)
-				}
+			if e, ok := res[i].(error); ok {
+				out[i].SetErr(e)
+			} else if m.listed {
+				out[i].SetVal([]any{res[i]})
+			} else {
+				out[i].SetVal(res[i])
 			}
 		}
 	}

@@ -39,6 +39,9 @@ var (
 	_ workload.Company = (*env)(nil)
 )
 
+// companionPrefix starts the companions' keys.
+const companionPrefix = "company:"
+
 // companionRetry is the pause between an accompanied attempt that was
 // refused (the key held) and the next.
 const companionRetry = 20 * time.Millisecond
@@ -49,7 +52,7 @@ const companionRetry = 20 * time.Millisecond
 const CompanyEvent = "company: merged on "
 
 // companionQueueing is how long the companions' pipelines have to reach
-// the hooks, and then how long the hold's Lock and the third companion
+// the hooks, and then how long the hold's attempt and the third companion
 // have to reach their masters' queues (a channel send each, after the
 // attempt's set-up) before a pipeline is let go. Both together stay well
 // within the per-master timeout of the hold's TTL (a tenth of it), past
@@ -156,9 +159,6 @@ func (e *env) accompany(ctx context.Context, s int, c *redlock.Client, ttl time.
 	return r.lease, r.err
 }
 
-// companionPrefix starts the companions' keys.
-const companionPrefix = "company:"
-
 // companyHook is a go-redis hook on one of a process's connections (one
 // master): while shut, it holds every pipeline whose acquires are all
 // companions'. dropOne stops holding and drops the oldest held one unsent,
@@ -238,14 +238,17 @@ func (h *companyHook) hold(cmds []redis.Cmder) <-chan struct{} {
 	defer h.mu.Unlock()
 	companions, others := 0, 0
 	for _, c := range cmds {
-		h.wasMerged = h.wasMerged || mergedWith(c.Args(), h.key)
+		locks, ours := 0, false
 		for k := range acquiredLocks(c.Args()) {
+			locks++
+			ours = ours || k == h.key
 			if strings.HasPrefix(k, companionPrefix) {
 				companions++
 			} else {
 				others++
 			}
 		}
+		h.wasMerged = h.wasMerged || ours && locks > 1 // one call of several locks: a merged one
 	}
 	if !h.holding || companions == 0 || others > 0 {
 		return nil

@@ -53,8 +53,8 @@ func lockValue(args []any, key string) (string, bool) {
 }
 
 // acquiredLocks yields the lock keys and values of an acquire script call,
-// lone or merged (merged: how many locks the call has, more than one), and
-// nothing for any other command.
+// lone (one lock) or merged (more than one), and nothing for any other
+// command.
 func acquiredLocks(args []any) iter.Seq2[string, string] {
 	return func(yield func(string, string) bool) {
 		if len(args) < 3 || (fmt.Sprint(args[0]) != "evalsha" && fmt.Sprint(args[0]) != "eval") {
@@ -79,16 +79,6 @@ func acquiredLocks(args []any) iter.Seq2[string, string] {
 			}
 		}
 	}
-}
-
-// mergedWith reports whether args are a merged acquire call (of more than
-// one lock) that takes key.
-func mergedWith(args []any, key string) bool {
-	if len(args) < 3 || fmt.Sprint(args[2]) == strconv.Itoa(acquireKeys) {
-		return false
-	}
-	_, ok := lockValue(args, key)
-	return ok
 }
 
 func (h *sendHook) note(cmds []redis.Cmder) {
