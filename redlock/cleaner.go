@@ -75,6 +75,7 @@ type cleaner struct {
 	limit   int // maxPendingCleanups, lowered by tests
 	out     int // entries of the batch on its way to the master
 	dropped int
+	rounds  int // round trips begun (tests)
 	running bool
 	kick    chan struct{}
 }
@@ -111,14 +112,33 @@ func (cl *cleaner) pendingCount() int {
 	return len(cl.pending) + cl.out
 }
 
+// roundCount is the number of round trips begun (tests).
+func (cl *cleaner) roundCount() int {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	return cl.rounds
+}
+
+// Between round trips to a master that did not answer the last one (a
+// stalled or unreachable master), the cleaner pauses: minPause at first,
+// doubling up to maxPause, whatever is due or added meanwhile. Without it,
+// every due batch would go out at once, fail as busy, and go back into the
+// heap: with a stalled master and thousands of entries, a tenth of the
+// client's CPU (docs/performance.md, "A stalled master's cleanup").
+const (
+	minPause = 10 * time.Millisecond
+	maxPause = time.Second
+)
+
 func (cl *cleaner) run() {
+	var pause time.Duration // zero while the master answers
 	for {
 		batch, next, ok := cl.due()
 		if !ok {
 			return
 		}
 		if len(batch) == 0 {
-			if !cl.sleep(next.Sub(cl.c.cfg.clock.Now())) {
+			if !cl.sleep(next.Sub(cl.c.cfg.clock.Now()), true) {
 				return
 			}
 			continue
@@ -138,17 +158,30 @@ func (cl *cleaner) run() {
 		if cl.c.closed() {
 			return
 		}
+		if len(answer) == len(batch) {
+			pause = 0
+			continue
+		}
+		pause = min(max(2*pause, minPause), maxPause)
+		if !cl.sleep(pause, false) {
+			return
+		}
 	}
 }
 
-// sleep waits d, or less when new work is added; false when the client closes.
-func (cl *cleaner) sleep(d time.Duration) bool {
+// sleep waits d, or, when kickable, less when new work is added; false when
+// the client closes.
+func (cl *cleaner) sleep(d time.Duration, kickable bool) bool {
 	t := cl.c.cfg.clock.NewTimer(max(d, time.Millisecond))
 	defer t.Stop()
+	kick := cl.kick
+	if !kickable {
+		kick = nil
+	}
 	select {
 	case <-cl.c.closing():
 		return false
-	case <-cl.kick:
+	case <-kick:
 	case <-t.C():
 	}
 	return true
@@ -180,6 +213,9 @@ func (cl *cleaner) due() (batch []*cleanEntry, next time.Time, ok bool) {
 		batch = append(batch, e)
 	}
 	cl.out = len(batch)
+	if len(batch) > 0 {
+		cl.rounds++
+	}
 	if len(cl.pending) == 0 && len(batch) == 0 {
 		cl.running = false
 		return nil, time.Time{}, false

@@ -129,6 +129,47 @@ func TestCleanerMemoryIsBounded(t *testing.T) {
 	}
 }
 
+// A stalled master's cleaner pauses between round trips, up to maxPause,
+// however many entries are due: it does not send every due batch at once,
+// each failing as busy and going back into its heap (a tenth of the
+// client's CPU with one or two stalled masters under load).
+func TestCleanerPausesWhileItsMasterIsStalled(t *testing.T) {
+	r := newRig(t, 5)
+	c := r.client(t, WithMasterTimeout(50*time.Millisecond))
+	ctx := context.Background()
+	for i := range 4 {
+		if err := r.clients[i].Set(ctx, "held", "another owner", time.Minute).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pause(t, r, 4)
+	defer resume(t, r, 4)
+	for range 2000 {
+		if _, err := c.TryLock(ctx, "held", time.Minute); !errors.Is(err, ErrNotAcquired) {
+			t.Fatalf("TryLock on a held key: %v", err)
+		}
+	}
+	// The pause doubles from minPause while round trips fail: past
+	// 10+20+...+640 ms and seven round trips' timeouts it is at maxPause.
+	time.Sleep(2 * time.Second)
+	cl := c.cleaners[4]
+	pending, before := cl.pendingCount(), cl.roundCount()
+	if pending < 1000 {
+		t.Fatalf("%d entries pending on the stalled master; want the failed attempts' (about 2000)", pending)
+	}
+	const window = 3 * time.Second
+	time.Sleep(window)
+	// With a pause of at least 640 ms between them, at most five round trips
+	// begin in the window. Entry by entry (each backing off to a second), the
+	// due batches of 256 would take at least 2000/256 per second.
+	if n := cl.roundCount() - before; n > 5 {
+		t.Fatalf("the cleaner began %d round trips to a stalled master in %v with %d entries pending; want at most 5", n, window, pending)
+	}
+	// The pause is no dead end: once the master answers, the entries go.
+	resume(t, r, 4)
+	eventually(t, 10*time.Second, "the resumed master's entries settled", func() bool { return cl.pendingCount() == 0 })
+}
+
 // Defect 5 of issue 7: Lock calls queued behind each other return ErrClosed
 // when the Client closes, and no attempt starts after Close.
 func TestQueuedLocksEndAtClose(t *testing.T) {
