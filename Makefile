@@ -69,7 +69,7 @@ fuzz:
 	done
 
 ## mutants: the fault suite's mutation score: the library built with each deliberate bug
-## (jepsen-like/mutants), the default fault mix run against each (seed 1, at most 150 s each;
+## (jepsen-like/mutants), the default fault mix run against each (seed 1, at most 240 s each;
 ## about 25 minutes on 2 cores); the table goes into docs/jepsen-like.md
 MUTANTS_FLAGS ?=
 mutants: deps

@@ -59,7 +59,7 @@ func mutantsCmd() *cobra.Command {
 	f.StringVar(&o.Nemesis, "nemesis", mutants.DefaultNemesis, "the fault mix of every run")
 	f.StringVar(&o.Workload, "workload", mutants.DefaultWorkload, "the workload of every run")
 	f.DurationVar(&o.Time, "time", 20*time.Second, "each run's --time")
-	f.DurationVar(&o.Budget, "budget", 150*time.Second, "each run's time limit (the build not counted)")
+	f.DurationVar(&o.Budget, "budget", 240*time.Second, "each run's time limit (the build not counted)")
 	f.Uint64Var(&o.Seed, "seed", 1, "the seed of every run")
 	f.IntVar(&o.Clients, "clients", 4, "client slots of every run")
 	f.IntVar(&bucketKeys, "bucket-keys", mutants.DefaultBucketKeys, "each run's --bucket-keys (0: none)")
