@@ -33,13 +33,20 @@ func (s grantSource) fate() outcome {
 }
 
 // releaseSource is an owner-checked delete; setSettled says whether the SET
-// that created the key was answered back then (or never sent).
+// that created the key was answered back then (or never sent), and set is
+// that SET's call when known. A master that refused the SET, or was never
+// sent it, holds nothing of ours and never will: each attempt's value goes
+// to each master in one call only.
 type releaseSource struct {
 	c          *call[int64]
 	setSettled bool
+	set        *call[grant]
 }
 
 func (s releaseSource) fate() outcome {
+	if s.set != nil && !(grantSource{s.set}).fate().mayHoldOurKey() {
+		return no
+	}
 	rep, ok := s.c.result()
 	switch {
 	case ok && errors.Is(rep.err, errSetStillOut):

@@ -144,7 +144,10 @@ func (c *Client) releaseAll(ctx context.Context, key, value string, ttl time.Dur
 	})
 	horizon := c.cfg.clock.Now().Add(max(c.cfg.cleanupHorizon, ttl))
 	for i, cl := range r.calls {
-		rel := releaseSource{cl, setSettled[i]}
+		rel := releaseSource{c: cl, setSettled: setSettled[i]}
+		if i < len(acq) {
+			rel.set = acq[i]
+		}
 		if o := rel.fate(); o.mayHoldOurKey() {
 			c.finishLater(key, value, i, cl.done, rel, timeout, horizon, nil)
 		}

@@ -170,6 +170,53 @@ func TestCleanerPausesWhileItsMasterIsStalled(t *testing.T) {
 	eventually(t, 10*time.Second, "the resumed master's entries settled", func() bool { return cl.pendingCount() == 0 })
 }
 
+// A master that refused a lease's SET holds nothing of that lease, ever
+// (each attempt's value goes to each master in one call): when it stalls
+// before the release, its unanswered delete is not retried in the
+// background. The delete of a lease it granted is.
+func TestReleaseRetriesOnlyWhereTheSETMayHaveLanded(t *testing.T) {
+	r := newRig(t, 5)
+	c := r.client(t, WithMasterTimeout(50*time.Millisecond))
+	ctx := context.Background()
+	if err := r.clients[4].Set(ctx, "refused-on-4", "another owner", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	refused, err := c.TryLock(ctx, "refused-on-4", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	granted, err := c.TryLock(ctx, "granted-on-4", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pause(t, r, 4)
+	defer resume(t, r, 4)
+	for _, l := range []*Lease{refused, granted} {
+		if err := l.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cl := c.cleaners[4]
+	// The granted lease's delete times out, is sent again, times out, and
+	// its entry is kept: the refused lease's, released first, would be
+	// there by then.
+	eventually(t, 5*time.Second, "the granted lease's delete kept for the stalled master", func() bool { return cl.pendingCount() > 0 })
+	time.Sleep(300 * time.Millisecond)
+	var pending []string
+	eventually(t, 5*time.Second, "a moment with no round trip in flight", func() bool {
+		cl.mu.Lock()
+		defer cl.mu.Unlock()
+		pending = pending[:0]
+		for _, e := range cl.pending {
+			pending = append(pending, e.key)
+		}
+		return cl.out == 0
+	})
+	if len(pending) != 1 || pending[0] != "granted-on-4" {
+		t.Fatalf("entries pending on the stalled master: %q; want only the granted lease's key", pending)
+	}
+}
+
 // Defect 5 of issue 7: Lock calls queued behind each other return ErrClosed
 // when the Client closes, and no attempt starts after Close.
 func TestQueuedLocksEndAtClose(t *testing.T) {
