@@ -148,7 +148,7 @@ func (cl *cleaner) run() {
 			keys[i], values[i] = e.key, e.value
 		}
 		r := startRound(context.Background(), cl.c, []int{cl.m.index}, cl.c.masterTimeout(0),
-			func(m *master) request[[]int64] { return releaseRequest(m, keys, values, false) })
+			func(m *master) request[[]int64] { return releaseEach(m, keys, values) })
 		var answer []int64
 		r.await(func(_ int, rep reply[[]int64]) (outcome, error) {
 			answer = rep.val
@@ -232,8 +232,8 @@ func (cl *cleaner) settle(batch []*cleanEntry, deleted []int64) {
 	now := cl.c.cfg.clock.Now()
 	for i, e := range batch {
 		switch {
-		case len(deleted) != len(batch):
-			e.firstZero = time.Time{} // the master stalled again: start over
+		case len(deleted) != len(batch) || deleted[i] == keyErred:
+			e.firstZero = time.Time{} // the master stalled again (or this key erred): start over
 		case deleted[i] == 1:
 			continue
 		default:

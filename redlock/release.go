@@ -205,7 +205,7 @@ func sendRelease(key, value string, publish bool) func(*master) request[int64] {
 	viaScript := request[int64]{call: script.call,
 		parse: func(cmd *redis.Cmd) (int64, error) { return first(script.parse(cmd)) }}
 	viaDELEX := request[int64]{run: func(ctx context.Context, m *master) (int64, error) {
-		return first(releaseDELEX(ctx, m, keys, values, publish))
+		return first(releaseDELEX(ctx, m, keys, values, publish, false))
 	}}
 	return func(m *master) request[int64] {
 		if m.hasDELEX() {
@@ -215,17 +215,21 @@ func sendRelease(key, value string, publish bool) func(*master) request[int64] {
 	}
 }
 
-// releaseRequest deletes each key on m that still holds its value: with
-// DELEX key IFEQ value where the master has it (Redis ≥ 8.4), otherwise with
-// release.lua. Per key it answers 1 (deleted), 0 (not there) or -1 (another
-// owner's). With publish, the key's waiters are woken.
-func releaseRequest(m *master, keys, values []string, publish bool) request[[]int64] {
+// releaseEach deletes each key on m that still holds its value, waking no
+// one: with DELEX key IFEQ value where the master has it (Redis ≥ 8.4),
+// otherwise with release.lua. Per key it answers 1 (deleted), 0 (not there)
+// or -1 (another owner's). A key that answers an error of its own is that
+// key's answer alone (eachKeyAnswer), and the other keys keep theirs. The
+// cleaner's batches.
+func releaseEach(m *master, keys, values []string) request[[]int64] {
 	if m.hasDELEX() {
 		return request[[]int64]{run: func(ctx context.Context, m *master) ([]int64, error) {
-			return releaseDELEX(ctx, m, keys, values, publish)
+			return releaseDELEX(ctx, m, keys, values, false, true)
 		}}
 	}
-	return releaseScriptRequest(keys, values, publish)
+	rq := releaseScriptRequest(keys, values, false)
+	rq.parse = func(cmd *redis.Cmd) ([]int64, error) { return parseReleased(cmd, len(keys), true) }
+	return rq
 }
 
 // releaseScriptRequest is releaseRequest with release.lua. A call of one key
@@ -244,13 +248,31 @@ func releaseScriptRequest(keys, values []string, publish bool) request[[]int64] 
 	if len(keys) == 1 {
 		call.merge = releaseMerge
 	}
-	return request[[]int64]{call: call, parse: func(cmd *redis.Cmd) ([]int64, error) { return parseReleased(cmd, len(keys)) }}
+	return request[[]int64]{call: call, parse: func(cmd *redis.Cmd) ([]int64, error) { return parseReleased(cmd, len(keys), false) }}
 }
 
-// parseReleased reads release.lua's answer for n keys: one reply per key, or
-// the error of the first key that failed (the others' replies are lost
-// with it: the caller treats them all as unanswered).
-func parseReleased(cmd *redis.Cmd, n int) ([]int64, error) {
+// keyErred is releaseEach's answer for a key whose own error reply says
+// nothing of its type (NOPERM, say): that key is as if unanswered.
+const keyErred = -2
+
+// eachKeyAnswer reads one key's own error reply for releaseEach: WRONGTYPE
+// (a key of another type: nothing of ours is there) as -1, another error as
+// keyErred.
+func eachKeyAnswer(err error) int64 {
+	if strings.HasPrefix(err.Error(), "WRONGTYPE") {
+		return -1
+	}
+	return keyErred
+}
+
+// keysOwnError reports whether err is an error reply of one key's command,
+// not one that fails every key (an unknown command: DELEX refused).
+func keysOwnError(err error) bool { return isAnswer(err) && !isUnknownCommand(err) }
+
+// parseReleased reads release.lua's answer for n keys: one reply per key.
+// A key's own error reply is the answer's error, or, with eachKey, that
+// key's answer alone (eachKeyAnswer).
+func parseReleased(cmd *redis.Cmd, n int, eachKey bool) ([]int64, error) {
 	res, err := cmd.Slice()
 	if err != nil {
 		return nil, err
@@ -264,7 +286,10 @@ func parseReleased(cmd *redis.Cmd, n int) ([]int64, error) {
 		case int64:
 			out[i] = v
 		case error:
-			return nil, v
+			if !eachKey {
+				return nil, v
+			}
+			out[i] = eachKeyAnswer(v)
 		default:
 			return nil, fmt.Errorf("release script answered %T for a key", v)
 		}
@@ -276,7 +301,10 @@ func parseReleased(cmd *redis.Cmd, n int) ([]int64, error) {
 // EXISTS per key that tells "not there" from "another owner's": one round
 // trip, like the script. The PUBLISH cannot depend on the delete inside a
 // pipeline; waking waiters for a key that was not ours costs them one attempt.
-func releaseDELEX(ctx context.Context, m *master, keys, values []string, publish bool) ([]int64, error) {
+//
+// With eachKey, a key's own error reply is that key's answer alone, as in
+// releaseEach.
+func releaseDELEX(ctx context.Context, m *master, keys, values []string, publish, eachKey bool) ([]int64, error) {
 	pipe := m.rdb.Pipeline()
 	dels := make([]*redis.Cmd, len(keys))
 	exists := make([]*redis.IntCmd, len(keys))
@@ -294,13 +322,17 @@ func releaseDELEX(ctx context.Context, m *master, keys, values []string, publish
 		m.delexRefused.Store(true) // downgraded, or behind a proxy: the script from now on
 		m.delex.Store(delexNo)
 	}
-	if err != nil {
+	if err != nil && !(eachKey && keysOwnError(err)) {
 		return nil, err
 	}
 	out := make([]int64, len(keys))
 	for i := range keys {
 		n, err := dels[i].Int64()
 		if err != nil {
+			if eachKey && keysOwnError(err) {
+				out[i] = eachKeyAnswer(err)
+				continue
+			}
 			return nil, err
 		}
 		switch {

@@ -98,13 +98,11 @@ func (h *lateReplies) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 	}
 }
 
-// Defect 4 of issue 7: under a stalled master, a caller retrying TryLock on a
-// held key leaves one cleanup entry per failed attempt. The cleaner's memory
-// is bounded.
-func TestCleanerMemoryIsBounded(t *testing.T) {
-	r := newRig(t, 5)
-	c := r.client(t, WithMasterTimeout(50*time.Millisecond))
-	c.cleaners[4].limit = 20
+// failOnStalledMaster stalls master 4 (resumed at the test's end) and makes
+// n TryLocks of a key another owner holds on masters 0–3: each failed
+// attempt leaves master 4's cleaner one entry, its SET unanswered there.
+func failOnStalledMaster(t *testing.T, r *rig, c *Client, n int) {
+	t.Helper()
 	ctx := context.Background()
 	for i := range 4 {
 		if err := r.clients[i].Set(ctx, "held", "another owner", time.Minute).Err(); err != nil {
@@ -112,12 +110,22 @@ func TestCleanerMemoryIsBounded(t *testing.T) {
 		}
 	}
 	pause(t, r, 4)
-	defer resume(t, r, 4)
-	for range 100 {
-		if _, err := c.TryLock(ctx, "held", 10*time.Second); !errors.Is(err, ErrNotAcquired) {
+	t.Cleanup(func() { resume(t, r, 4) })
+	for range n {
+		if _, err := c.TryLock(ctx, "held", time.Minute); !errors.Is(err, ErrNotAcquired) {
 			t.Fatalf("TryLock on a held key: %v", err)
 		}
 	}
+}
+
+// Defect 4 of issue 7: under a stalled master, a caller retrying TryLock on a
+// held key leaves one cleanup entry per failed attempt. The cleaner's memory
+// is bounded.
+func TestCleanerMemoryIsBounded(t *testing.T) {
+	r := newRig(t, 5)
+	c := r.client(t, WithMasterTimeout(50*time.Millisecond))
+	c.cleaners[4].limit = 20
+	failOnStalledMaster(t, r, c, 100)
 	eventually(t, 5*time.Second, "cleanup entries dropped past the bound", func() bool {
 		cl := c.cleaners[4]
 		cl.mu.Lock()
@@ -136,19 +144,7 @@ func TestCleanerMemoryIsBounded(t *testing.T) {
 func TestCleanerPausesWhileItsMasterIsStalled(t *testing.T) {
 	r := newRig(t, 5)
 	c := r.client(t, WithMasterTimeout(50*time.Millisecond))
-	ctx := context.Background()
-	for i := range 4 {
-		if err := r.clients[i].Set(ctx, "held", "another owner", time.Minute).Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	pause(t, r, 4)
-	defer resume(t, r, 4)
-	for range 2000 {
-		if _, err := c.TryLock(ctx, "held", time.Minute); !errors.Is(err, ErrNotAcquired) {
-			t.Fatalf("TryLock on a held key: %v", err)
-		}
-	}
+	failOnStalledMaster(t, r, c, 2000)
 	// The pause doubles from minPause while round trips fail: past
 	// 10+20+...+640 ms and seven round trips' timeouts it is at maxPause.
 	time.Sleep(2 * time.Second)
@@ -214,6 +210,54 @@ func TestReleaseRetriesOnlyWhereTheSETMayHaveLanded(t *testing.T) {
 	})
 	if len(pending) != 1 || pending[0] != "granted-on-4" {
 		t.Fatalf("entries pending on the stalled master: %q; want only the granted lease's key", pending)
+	}
+}
+
+// stillOut is the source of a SET whose fate is unknown: the key may be
+// there, and a "not there" proves nothing until the settle window passed.
+type stillOut struct{}
+
+func (stillOut) fate() outcome { return transport }
+
+// One key of another type in a cleaner's batch is that key's answer alone:
+// the batch's other keys are deleted, and every entry settles. Before, the
+// key's WRONGTYPE failed the whole batch, whose entries were retried until
+// their horizon.
+func TestCleanerBatchSettlesAroundAKeyOfAnotherType(t *testing.T) {
+	r := newRig(t, 5)
+	c := r.client(t, WithMasterTimeout(50*time.Millisecond))
+	ctx := context.Background()
+	keys := []string{"k1", "k2", "k3", "k4", "k5"}
+	for _, k := range keys {
+		var err error
+		if k == "k3" {
+			err = r.clients[0].RPush(ctx, k, "another program's").Err()
+		} else {
+			err = r.clients[0].Set(ctx, k, "ours", time.Minute).Err()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// While master 0 is stalled the entries wait in the heap together: the
+	// first round trip may take k1 alone, the next takes the rest as one
+	// batch.
+	pause(t, r, 0)
+	cl := c.cleaners[0]
+	for _, k := range keys {
+		cl.add(k, "ours", stillOut{}, time.Now().Add(time.Minute))
+	}
+	time.Sleep(200 * time.Millisecond)
+	resume(t, r, 0)
+	eventually(t, 10*time.Second, "every entry settled", func() bool { return cl.pendingCount() == 0 })
+	for _, k := range keys {
+		typ, err := r.clients[0].Type(ctx, k).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[bool]string{true: "list", false: "none"}[k == "k3"]; typ != want {
+			t.Errorf("%s is a %s after the cleanup; want %s", k, typ, want)
+		}
 	}
 }
 
