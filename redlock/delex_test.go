@@ -3,6 +3,7 @@ package redlock
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -174,4 +175,40 @@ func releaseBehindASlowDELEXMaster(t *testing.T, key string, delay time.Duration
 	slow.armed.Store(true)
 	lockAndRelease(t, c, key, 5*time.Second)
 	return mr, slow
+}
+
+// The cleaner's batches answer each key apart on DELEX masters too, as with
+// release.lua (TestCleanerBatchSettlesAroundAKeyOfAnotherType): a key of
+// another type reads as another owner's, and the batch's other keys keep
+// their answers.
+func TestReleaseEachAnswersEachKeyWithDELEX(t *testing.T) {
+	mr := newRig(t, 3, onMiniredis())
+	c := miniClient(t, mr.clients)
+	m := c.masters[0]
+	m.setDELEX(true)
+	mini := mr.mini[0]
+	if err := mini.Set("k1", "ours"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mini.Lpush("k2", "another program's"); err != nil {
+		t.Fatal(err)
+	}
+	if err := mini.Set("k3", "theirs"); err != nil {
+		t.Fatal(err)
+	}
+	keys := []string{"k1", "k2", "k3", "k4"}
+	rq := releaseEach(m, keys, []string{"ours", "ours", "ours", "ours"})
+	if rq.run == nil {
+		t.Fatal("releaseEach on a DELEX master does not use DELEX")
+	}
+	got, err := rq.run(context.Background(), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int64{1, -1, -1, 0}; !slices.Equal(got, want) {
+		t.Fatalf("releaseEach answered %v; want %v (deleted, another type, another owner's, not there)", got, want)
+	}
+	if mini.Exists("k1") || !mini.Exists("k2") || !mini.Exists("k3") {
+		t.Fatalf("after releaseEach: k1 %v, k2 %v, k3 %v; want only k1 gone", mini.Exists("k1"), mini.Exists("k2"), mini.Exists("k3"))
+	}
 }

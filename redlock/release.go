@@ -255,15 +255,20 @@ func releaseScriptRequest(keys, values []string, publish bool) request[[]int64] 
 // nothing of its type (NOPERM, say): that key is as if unanswered.
 const keyErred = -2
 
-// eachKeyAnswer reads one key's own error reply for releaseEach: WRONGTYPE
-// (a key of another type: nothing of ours is there) as -1, another error as
-// keyErred.
+// eachKeyAnswer reads one key's own error reply for releaseEach: a key of
+// another type (nothing of ours is there) as -1, another error as keyErred.
+// release.lua's GET says WRONGTYPE; DELEX with a condition says
+// delexNotAString (Redis 8.4 and later, and miniredis).
 func eachKeyAnswer(err error) int64 {
-	if strings.HasPrefix(err.Error(), "WRONGTYPE") {
+	if msg := err.Error(); strings.HasPrefix(msg, "WRONGTYPE") || strings.Contains(msg, delexNotAString) {
 		return -1
 	}
 	return keyErred
 }
+
+// delexNotAString is DELEX's error for a condition on a key that is not a
+// string.
+const delexNotAString = "Key should be of string type if conditions are specified"
 
 // keysOwnError reports whether err is an error reply of one key's command,
 // not one that fails every key (an unknown command: DELEX refused).
