@@ -95,7 +95,7 @@ func (cl *cleaner) add(key, value string, src source, horizon time.Time) {
 		}
 		return
 	}
-	heap.Push(&cl.pending, &cleanEntry{key: key, value: value, src: src, due: cl.c.cfg.clock.Now(), horizon: horizon, backoff: 10 * time.Millisecond})
+	heap.Push(&cl.pending, &cleanEntry{key: key, value: value, src: src, due: cl.c.cfg.clock.Now(), horizon: horizon, backoff: minBackoff})
 	select {
 	case cl.kick <- struct{}{}:
 	default:
@@ -119,16 +119,21 @@ func (cl *cleaner) roundCount() int {
 	return cl.rounds
 }
 
-// Between round trips to a master that did not answer the last one (a
-// stalled or unreachable master), the cleaner pauses: minPause at first,
-// doubling up to maxPause, whatever is due or added meanwhile. Without it,
-// every due batch would go out at once, fail as busy, and go back into the
-// heap: with a stalled master and thousands of entries, a tenth of the
-// client's CPU (docs/performance.md, "A stalled master's cleanup").
+// Each entry's checks back off from minBackoff, doubling up to maxBackoff.
+// So do the cleaner's round trips to a master that did not answer the last
+// one (a stalled or unreachable master): the cleaner pauses between them,
+// whatever is due or added meanwhile. Without that pause every due batch
+// would go out at once, fail as busy, and go back into the heap: with a
+// stalled master and thousands of entries, a tenth of the client's CPU
+// (docs/performance.md, "A stalled master's cleanup").
 const (
-	minPause = 10 * time.Millisecond
-	maxPause = time.Second
+	minBackoff = 10 * time.Millisecond
+	maxBackoff = time.Second
 )
+
+// nextBackoff is the wait after d: minBackoff after none, else twice d, at
+// most maxBackoff.
+func nextBackoff(d time.Duration) time.Duration { return min(max(2*d, minBackoff), maxBackoff) }
 
 func (cl *cleaner) run() {
 	var pause time.Duration // zero while the master answers
@@ -154,15 +159,15 @@ func (cl *cleaner) run() {
 			answer = rep.val
 			return yes, nil
 		})
-		cl.settle(batch, answer)
+		answered := cl.settle(batch, answer)
 		if cl.c.closed() {
 			return
 		}
-		if len(answer) == len(batch) {
+		if answered {
 			pause = 0
 			continue
 		}
-		pause = min(max(2*pause, minPause), maxPause)
+		pause = nextBackoff(pause)
 		if !cl.sleep(pause, false) {
 			return
 		}
@@ -224,15 +229,17 @@ func (cl *cleaner) due() (batch []*cleanEntry, next time.Time, ok bool) {
 }
 
 // settle applies the master's answers to batch (nil: it did not answer) and
-// schedules what still needs a check, backing off per entry up to a second.
-func (cl *cleaner) settle(batch []*cleanEntry, deleted []int64) {
+// schedules what still needs a check, backing off per entry; it reports
+// whether the master answered.
+func (cl *cleaner) settle(batch []*cleanEntry, deleted []int64) (answered bool) {
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
 	cl.out = 0
 	now := cl.c.cfg.clock.Now()
+	answered = len(deleted) == len(batch)
 	for i, e := range batch {
 		switch {
-		case len(deleted) != len(batch) || deleted[i] == keyErred:
+		case !answered || deleted[i] == keyErred:
 			e.firstZero = time.Time{} // the master stalled again (or this key erred): start over
 		case deleted[i] == 1:
 			continue
@@ -245,7 +252,8 @@ func (cl *cleaner) settle(batch []*cleanEntry, deleted []int64) {
 			}
 		}
 		e.due = now.Add(e.backoff)
-		e.backoff = min(2*e.backoff, time.Second)
+		e.backoff = nextBackoff(e.backoff)
 		heap.Push(&cl.pending, e)
 	}
+	return answered
 }

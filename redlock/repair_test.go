@@ -137,7 +137,7 @@ func TestCleanerMemoryIsBounded(t *testing.T) {
 	}
 }
 
-// A stalled master's cleaner pauses between round trips, up to maxPause,
+// A stalled master's cleaner pauses between round trips, up to maxBackoff,
 // however many entries are due: it does not send every due batch at once,
 // each failing as busy and going back into its heap (a tenth of the
 // client's CPU with one or two stalled masters under load).
@@ -145,8 +145,8 @@ func TestCleanerPausesWhileItsMasterIsStalled(t *testing.T) {
 	r := newRig(t, 5)
 	c := r.client(t, WithMasterTimeout(50*time.Millisecond))
 	failOnStalledMaster(t, r, c, 2000)
-	// The pause doubles from minPause while round trips fail: past
-	// 10+20+...+640 ms and seven round trips' timeouts it is at maxPause.
+	// The pause doubles from minBackoff while round trips fail: past
+	// 10+20+...+640 ms and seven round trips' timeouts it is at maxBackoff.
 	time.Sleep(2 * time.Second)
 	cl := c.cleaners[4]
 	pending, before := cl.pendingCount(), cl.roundCount()
