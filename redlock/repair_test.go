@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -374,4 +375,39 @@ func (d *replyDropper) Read(p []byte) (int, error) {
 	d.cut.Add(1)
 	_ = d.Conn.Close()
 	return 0, io.ErrUnexpectedEOF
+}
+
+// releaseEach, the cleaner's request, answers each key apart through
+// release.lua on a real server: deleted, another type (read as another
+// owner's), another owner's, not there.
+func TestReleaseEachAnswersEachKeyWithTheScript(t *testing.T) {
+	r := newRig(t, 3)
+	c := r.client(t)
+	ctx := context.Background()
+	rc := r.clients[0]
+	if err := rc.Set(ctx, "k1", "ours", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.RPush(ctx, "k2", "another program's").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.Set(ctx, "k3", "theirs", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	keys := []string{"k1", "k2", "k3", "k4"}
+	rd := startRound(ctx, c, []int{0}, time.Second, func(m *master) request[[]int64] {
+		return releaseEach(m, keys, []string{"ours", "ours", "ours", "ours"})
+	})
+	var got []int64
+	var gotErr error
+	rd.await(func(_ int, rep reply[[]int64]) (outcome, error) {
+		got, gotErr = rep.val, rep.err
+		return yes, nil
+	})
+	if gotErr != nil {
+		t.Fatal(gotErr)
+	}
+	if want := []int64{1, -1, -1, 0}; !slices.Equal(got, want) {
+		t.Fatalf("releaseEach answered %v; want %v (deleted, another type, another owner's, not there)", got, want)
+	}
 }
